@@ -1,0 +1,127 @@
+# pmuprof — perf-style profiler for Go programs.
+#
+#   make                 build ./pmuprof (into $(O), then linked at the top)
+#   make check           install deps, build, run the whole suite (normal + ASan/UBSan)
+#   make demo            install deps, build, profile the bundled Go demo, print the report
+#   make install PREFIX=/usr/local
+#   make SAN=address,undefined   sanitizer build (output in build/san)
+#   V=1                  show the commands
+
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+CC      ?= cc
+SAN     ?=
+ifeq ($(SAN),)
+O       ?= build
+else
+O       ?= build/san
+endif
+
+PKGS     = libelf libdw libprotobuf-c zlib
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+
+WARN = -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
+       -Wmissing-prototypes -Wold-style-definition -Wwrite-strings -Wundef \
+       -Wvla -fno-common
+OPT  ?= -O2 -g
+BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) -I. -Ilib -I$(O)/gen $(PKG_CFLAGS)
+ifneq ($(SAN),)
+BASE_CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_LDFLAGS  = -fsanitize=$(SAN)
+endif
+ALL_CFLAGS = $(BASE_CFLAGS) $(WARN) $(CFLAGS)
+ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
+
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
+LIB_SRCS  = $(wildcard lib/*.c)
+LIB_OBJS  = $(LIB_SRCS:%.c=$(O)/%.o) $(O)/gen/profile.pb-c.o
+CMD_SRCS  = $(wildcard cmd/*.c)
+CMD_OBJS  = $(CMD_SRCS:%.c=$(O)/%.o)
+UNIT_SRCS = $(wildcard tests/unit/test-*.c)
+UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
+FUZZ_SRCS = $(wildcard tests/fuzz/fuzz-*.c)
+MAN_SRCS  = $(wildcard man/*.scd)
+MAN_PAGES = $(MAN_SRCS:man/%.scd=$(O)/man/%)
+
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
+
+.PHONY: all deps check check-run demo install clean unit e2e fuzz man lint-man
+.SUFFIXES:
+
+all: pmuprof man
+
+pmuprof: $(O)/pmuprof
+	$(Q)ln -sf $(O)/pmuprof pmuprof
+
+deps:
+	@./scripts/deps.sh
+
+$(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h: proto/profile.proto
+	@mkdir -p $(O)/gen
+	@echo "  PROTOC  $<"
+	$(Q)protoc-c --proto_path=proto --c_out=$(O)/gen $<
+
+# Generated code: no -Werror, it is not ours.
+$(O)/gen/profile.pb-c.o: $(O)/gen/profile.pb-c.c
+	@echo "  CC      $@"
+	$(Q)$(CC) $(BASE_CFLAGS) -w -c -o $@ $<
+
+$(O)/%.o: %.c $(O)/gen/profile.pb-c.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) -DPMUPROF_VERSION='"$(VERSION)"' -MMD -MP -c -o $@ $<
+
+$(O)/libpmuprof.a: $(LIB_OBJS)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(O)/pmuprof: $(CMD_OBJS) $(O)/libpmuprof.a
+	@echo "  LINK    $@"
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CMD_OBJS) $(O)/libpmuprof.a $(PKG_LIBS)
+
+$(O)/tests/%: $(O)/tests/unit/%.o $(O)/libpmuprof.a
+	@mkdir -p $(dir $@)
+	@echo "  LINK    $@"
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(O)/libpmuprof.a $(PKG_LIBS)
+
+unit: $(UNIT_BINS)
+
+man: $(MAN_PAGES)
+
+$(O)/man/%: man/%.scd
+	@mkdir -p $(dir $@)
+	@echo "  SCDOC   $<"
+	$(Q)scdoc < $< > $@
+
+lint-man: $(MAN_PAGES)
+	$(Q)mandoc -Tlint -W warning $(MAN_PAGES)
+
+# The whole suite: normal build, then the same unit and e2e tests under
+# ASan+UBSan. tests/run.sh prints the single summary line at the end.
+check: deps
+	$(Q)$(MAKE) --no-print-directory all unit
+	$(Q)$(MAKE) --no-print-directory SAN=address,undefined $(if $(filter 1,$(NO_SAN)),,build/san/pmuprof unit)
+	$(Q)./tests/run.sh
+
+demo: deps all
+	$(Q)./scripts/demo.sh
+
+fuzz:
+	$(Q)./scripts/fuzz.sh $(FUZZ_SECS)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(O)/pmuprof $(DESTDIR)$(BINDIR)/pmuprof
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
+
+clean:
+	rm -rf build pmuprof
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

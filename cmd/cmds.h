@@ -1,0 +1,7 @@
+#ifndef PM_CMDS_H
+#define PM_CMDS_H
+
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+#endif

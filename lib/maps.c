@@ -1,0 +1,322 @@
+#include "maps.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symtab.h"
+#include "util.h"
+
+struct symcache_ent {
+	char *path;
+	struct pm_sym *sym; /* NULL: opening failed, do not retry */
+};
+
+/* The current mappings of one process, sorted by start, not overlapping. */
+struct proc {
+	pid_t pid;
+	struct pm_map **v;
+	size_t n, cap;
+};
+
+struct pm_maps {
+	struct pm_map **all;      /* by id, owned */
+	size_t nall, capall;
+	struct proc *procs;
+	size_t nprocs, capprocs;
+	struct symcache_ent *syms;
+	size_t nsyms, capsyms;
+	pid_t unwind_pid;
+	struct proc *last_proc;   /* lookup cache */
+	const struct pm_map *last_map;
+};
+
+struct pm_maps *pm_maps_new(void)
+{
+	return xcalloc(1, sizeof(struct pm_maps));
+}
+
+void pm_maps_free(struct pm_maps *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nall; i++) {
+		free((char *)m->all[i]->path);
+		free(m->all[i]);
+	}
+	free(m->all);
+	for (i = 0; i < m->nprocs; i++)
+		free(m->procs[i].v);
+	free(m->procs);
+	for (i = 0; i < m->nsyms; i++) {
+		pm_sym_free(m->syms[i].sym);
+		free(m->syms[i].path);
+	}
+	free(m->syms);
+	free(m);
+}
+
+static struct proc *get_proc(struct pm_maps *m, pid_t pid, bool create)
+{
+	size_t i;
+
+	if (m->last_proc && m->last_proc->pid == pid)
+		return m->last_proc;
+	for (i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid) {
+			m->last_proc = &m->procs[i];
+			return m->last_proc;
+		}
+	if (!create)
+		return NULL;
+	PM_GROW(m->procs, m->capprocs, m->nprocs + 1);
+	m->procs[m->nprocs].pid = pid;
+	m->last_proc = &m->procs[m->nprocs++];
+	m->last_map = NULL;
+	return m->last_proc;
+}
+
+/* Pseudo-files and anonymous memory have no binary to read. */
+static bool is_file(const char *path)
+{
+	return path[0] == '/' && strncmp(path, "/memfd:", 7) != 0 &&
+	       strncmp(path, "//anon", 6) != 0;
+}
+
+static struct pm_sym *sym_get(struct pm_maps *m, const char *path)
+{
+	size_t i;
+	struct pm_sym *s;
+
+	for (i = 0; i < m->nsyms; i++)
+		if (strcmp(m->syms[i].path, path) == 0)
+			return m->syms[i].sym;
+	s = is_file(path) ? pm_sym_open(path) : NULL;
+	PM_GROW(m->syms, m->capsyms, m->nsyms + 1);
+	m->syms[m->nsyms].path = xstrdup(path);
+	m->syms[m->nsyms].sym = s;
+	m->nsyms++;
+	return s;
+}
+
+/* Drop [start, end) from the current mappings of @p, splitting as needed. */
+static void carve(struct pm_maps *m, struct proc *p, uint64_t start, uint64_t end)
+{
+	size_t i = 0;
+
+	while (i < p->n) {
+		struct pm_map *o = p->v[i];
+
+		if (o->end <= start || o->start >= end) {
+			i++;
+			continue;
+		}
+		if (o->start < start && o->end > end) {
+			/* split: keep the head in place, add the tail as a new mapping */
+			struct pm_map *t = xcalloc(1, sizeof(*t));
+			*t = *o;
+			t->path = xstrdup(o->path);
+			t->pgoff = o->pgoff + (end - o->start);
+			t->start = end;
+			t->id = (uint32_t)m->nall;
+			PM_GROW(m->all, m->capall, m->nall + 1);
+			m->all[m->nall++] = t;
+			o->end = start;
+			PM_GROW(p->v, p->cap, p->n + 1);
+			memmove(p->v + i + 2, p->v + i + 1, (p->n - i - 1) * sizeof(*p->v));
+			p->v[i + 1] = t;
+			p->n++;
+			return;
+		}
+		if (o->start >= start && o->end <= end) {
+			memmove(p->v + i, p->v + i + 1, (p->n - i - 1) * sizeof(*p->v));
+			p->n--;
+			continue;
+		}
+		/* partial overlap: trimming changes an old mapping; retire a copy instead */
+		if (o->start < start) {
+			o->end = start;
+		} else {
+			o->pgoff += end - o->start;
+			o->start = end;
+		}
+		i++;
+	}
+}
+
+void pm_maps_add(struct pm_maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		 const char *path)
+{
+	struct proc *p = get_proc(m, pid, true);
+	struct pm_map *n;
+	size_t i;
+
+	if (len == 0 || start + len < start)
+		return;
+	/* the same mapping again (maps snapshot racing the records): nothing to do */
+	for (i = 0; i < p->n; i++) {
+		struct pm_map *o = p->v[i];
+		if (o->start == start && o->end == start + len && o->pgoff == pgoff &&
+		    strcmp(o->path, path) == 0)
+			return;
+	}
+	carve(m, p, start, start + len);
+	n = xcalloc(1, sizeof(*n));
+	n->id = (uint32_t)m->nall;
+	n->pid = pid;
+	n->start = start;
+	n->end = start + len;
+	n->pgoff = pgoff;
+	n->path = xstrdup(path);
+	n->sym = sym_get(m, path);
+	if (n->sym) {
+		int64_t va = pm_sym_offset_to_vaddr(n->sym, pgoff);
+		if (va < 0)
+			n->sym = NULL;
+		else
+			n->bias = (int64_t)(start - (uint64_t)va);
+	}
+	PM_GROW(m->all, m->capall, m->nall + 1);
+	m->all[m->nall++] = n;
+	PM_GROW(p->v, p->cap, p->n + 1);
+	for (i = p->n; i > 0 && p->v[i - 1]->start > start; i--)
+		p->v[i] = p->v[i - 1];
+	p->v[i] = n;
+	p->n++;
+	m->last_map = NULL;
+}
+
+void pm_maps_reset(struct pm_maps *m, pid_t pid)
+{
+	struct proc *p = get_proc(m, pid, false);
+
+	if (p)
+		p->n = 0;
+	m->last_map = NULL;
+}
+
+void pm_maps_fork(struct pm_maps *m, pid_t parent, pid_t child)
+{
+	struct proc *pp, *c;
+	size_t i;
+
+	if (parent == child)
+		return;
+	c = get_proc(m, child, true);
+	c->n = 0;
+	pp = get_proc(m, parent, false);
+	if (!pp)
+		return;
+	PM_GROW(c->v, c->cap, pp->n);
+	for (i = 0; i < pp->n; i++)
+		c->v[i] = pp->v[i];
+	c->n = pp->n;
+	m->last_map = NULL;
+}
+
+int pm_maps_load_proc(struct pm_maps *m, pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	get_proc(m, pid, true);
+	while (getline(&line, &cap, f) > 0) {
+		uint64_t start, end, off;
+		char perms[8];
+		int name_at = 0;
+		char *name;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end,
+			   perms, &off, &name_at) < 4 ||
+		    name_at == 0)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		name = line + name_at;
+		name[strcspn(name, "\n")] = '\0';
+		if (!*name)
+			continue;
+		/* keep " (deleted)" off the path we open */
+		if (strlen(name) > 10 && strcmp(name + strlen(name) - 10, " (deleted)") == 0)
+			name[strlen(name) - 10] = '\0';
+		pm_maps_add(m, pid, start, end - start, off, name);
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+bool pm_maps_known(const struct pm_maps *m, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid)
+			return m->procs[i].n > 0;
+	return false;
+}
+
+const struct pm_map *pm_maps_find(struct pm_maps *m, pid_t pid, uint64_t addr)
+{
+	struct proc *p;
+	size_t lo, hi;
+
+	if (m->last_map && m->last_map->pid == pid && addr >= m->last_map->start &&
+	    addr < m->last_map->end && m->last_proc && m->last_proc->pid == pid)
+		return m->last_map;
+	p = get_proc(m, pid, false);
+	if (!p)
+		return NULL;
+	lo = 0;
+	hi = p->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->v[mid]->end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->n && p->v[lo]->start <= addr) {
+		m->last_map = p->v[lo];
+		return p->v[lo];
+	}
+	return NULL;
+}
+
+size_t pm_maps_count(const struct pm_maps *m)
+{
+	return m->nall;
+}
+
+const struct pm_map *pm_maps_at(const struct pm_maps *m, uint32_t id)
+{
+	return id < m->nall ? m->all[id] : NULL;
+}
+
+void pm_maps_set_unwind_pid(struct pm_maps *m, pid_t pid)
+{
+	m->unwind_pid = pid;
+}
+
+int pm_maps_unwind_lookup(void *arg, uint64_t pc, struct pm_unw_func *out)
+{
+	struct pm_maps *m = arg;
+	const struct pm_map *mp = pm_maps_find(m, m->unwind_pid, pc);
+	int rc;
+
+	if (!mp || !mp->sym)
+		return -ENOENT;
+	rc = pm_sym_func_info(mp->sym, (uint64_t)((int64_t)pc - mp->bias), out);
+	if (rc == 0)
+		out->entry = (uint64_t)((int64_t)out->entry + mp->bias);
+	return rc;
+}

@@ -1,0 +1,53 @@
+/*
+ * record: one recording session.  Wires the stages: launch the target,
+ * open the events on it, drain the ring buffers, decode records, unwind
+ * each sample, aggregate; at the end symbolize every distinct frame once
+ * and write the pprof file.
+ */
+#ifndef PM_RECORD_H
+#define PM_RECORD_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PM_RECORD_DEFAULT_FREQ 1000
+#define PM_RECORD_DEFAULT_STACK 16384
+#define PM_RECORD_DEFAULT_OUTPUT "pmuprof.pb.gz"
+
+struct pm_record_cfg {
+	const char *event;           /* NULL = "cycles" (falls back to cpu-clock without a PMU) */
+	uint64_t freq, period;       /* at most one nonzero; both 0 = PM_RECORD_DEFAULT_FREQ */
+	const char *output;          /* NULL = PM_RECORD_DEFAULT_OUTPUT */
+	double duration;             /* seconds, 0 = until the command exits */
+	uint32_t stack_size;         /* bytes of user stack per sample */
+	char *const *argv;           /* the command */
+	/*
+	 * Set by the caller's SIGINT/SIGTERM handler to the signal number;
+	 * the session forwards it to the command and finishes the profile.
+	 */
+	volatile sig_atomic_t *stop;
+	bool quiet;                  /* no summary line */
+	bool progress;               /* a live progress line on stderr */
+};
+
+enum pm_record_err {
+	PM_REC_OK = 0,
+	PM_REC_ERR = 1,        /* runtime error */
+	PM_REC_USAGE = 2,      /* a bad option value (event, rate) */
+	PM_REC_NOEXEC = 126,   /* the command is not executable */
+	PM_REC_NOTFOUND = 127, /* the command does not exist */
+};
+
+struct pm_record_result {
+	enum pm_record_err err;
+	char msg[512];         /* one line, when err != PM_REC_OK */
+	int exit_code;         /* the command's, shell-style */
+	uint64_t samples, lost, throttled, cut;
+	double seconds;
+};
+
+/* Run the session.  Returns res->err. */
+int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * report: render a profile as text.  A perf-style table of the hottest
+ * functions (self and cumulative share), and folded stacks for flame-graph
+ * tools (root first, frames joined by ';', a space, the count).
+ */
+#ifndef PM_REPORT_H
+#define PM_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct pm_profile;
+
+enum pm_report_sort { PM_SORT_SELF, PM_SORT_CUM, PM_SORT_NAME };
+
+struct pm_report_opts {
+	size_t top;               /* rows in the table, 0 = all */
+	enum pm_report_sort sort;
+	long value_index;         /* sample type index, -1 = the profile's default */
+	const char *title;        /* shown in the header, e.g. the file name; may be NULL */
+};
+
+/* 0 or -errno (a write error on @out). */
+int pm_report_text(const struct pm_profile *p, FILE *out, const struct pm_report_opts *o);
+int pm_report_folded(const struct pm_profile *p, FILE *out, const struct pm_report_opts *o);
+
+/*
+ * Folded-frame name: @name with ';' replaced by ':' and newlines, tabs and
+ * other control characters by '?', written into @buf.  Returns @buf.
+ */
+char *pm_report_folded_name(const char *name, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * stacks: the aggregator that runs while recording.  Interns unsymbolized
+ * frames (mapping, address) into dense frame ids, and stacks of frame ids
+ * (leaf first) into dense stack ids with summed values, in O(1) expected
+ * time per sample.  Symbolization happens once per distinct frame, after
+ * recording, from what is kept here.
+ */
+#ifndef PM_STACKS_H
+#define PM_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PM_STACKS_NO_MAP UINT32_MAX
+
+struct pm_stacks;
+
+struct pm_stack_frame {
+	uint32_t map_id;  /* PM_STACKS_NO_MAP when the address is in no mapping */
+	bool is_return;   /* a return address: symbolize address - 1 */
+	uint64_t addr;    /* runtime address */
+	uint64_t vaddr;   /* ELF vaddr in the mapping's binary (addr when no mapping) */
+};
+
+struct pm_stacks *pm_stacks_new(size_t nvalues);
+void pm_stacks_free(struct pm_stacks *s);
+
+/* Dense id of this frame, 0-based. */
+uint32_t pm_stacks_frame(struct pm_stacks *s, const struct pm_stack_frame *f);
+size_t pm_stacks_nframes(const struct pm_stacks *s);
+const struct pm_stack_frame *pm_stacks_frame_at(const struct pm_stacks *s, uint32_t id);
+
+/* Add @values (nvalues entries) to the stack @frames (leaf first). */
+void pm_stacks_add(struct pm_stacks *s, const uint32_t *frames, size_t n, const int64_t *values);
+
+size_t pm_stacks_count(const struct pm_stacks *s);
+/* Stack @i: its frames (leaf first) and values; borrowed. */
+const uint32_t *pm_stacks_at(const struct pm_stacks *s, size_t i, size_t *n,
+			     const int64_t **values);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * target: the program being profiled.  A launched command is forked and
+ * held at a ready-pipe handshake until its events are open, then allowed to
+ * exec, so that counters opened with enable_on_exec start exactly at exec.
+ */
+#ifndef PM_TARGET_H
+#define PM_TARGET_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct pm_target;
+
+/*
+ * Resolve argv[0] through $PATH as execvp would.  Returns a heap path, or
+ * NULL with errno ENOENT (not found) or EACCES (found, not executable).
+ */
+char *pm_target_resolve(const char *cmd);
+
+/*
+ * Fork a child that will exec @argv (argv[0] already resolved by
+ * pm_target_resolve into @path).  The child waits until pm_target_start().
+ * 0 or -errno.
+ */
+int pm_target_spawn(struct pm_target **out, const char *path, char *const argv[]);
+pid_t pm_target_pid(const struct pm_target *t);
+
+/* Let the child exec.  0, or -errno when the exec failed (the child is reaped). */
+int pm_target_start(struct pm_target *t);
+
+/* Non-blocking: 1 and *status (as waitpid) if the child has exited, 0 if not, -errno. */
+int pm_target_poll(struct pm_target *t, int *status);
+/* Blocking wait; 0 and *status. */
+int pm_target_wait(struct pm_target *t, int *status);
+bool pm_target_exited(const struct pm_target *t);
+int pm_target_signal(struct pm_target *t, int sig);
+
+/* Frees; a child still held at the handshake is killed and reaped. */
+void pm_target_free(struct pm_target *t);
+
+/* Shell-style exit code of a waitpid status: the exit code, or 128 + signal. */
+int pm_target_exit_code(int status);
+
+#endif

@@ -1,0 +1,201 @@
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static PM_NORETURN void oom(size_t n)
+{
+	fprintf(stderr, "pmuprof: out of memory (allocating %zu bytes)\n", n);
+	exit(1);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *p = xmalloc(len + 1);
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		oom(0);
+	return p;
+}
+
+void pm_grow(void *pp, size_t *capp, size_t n, size_t esz)
+{
+	void **ptr = pp;
+	size_t cap = *capp, ncap;
+
+	if (n <= cap)
+		return;
+	ncap = cap ? cap : 8;
+	while (ncap < n) {
+		if (ncap > SIZE_MAX / 2 / esz)
+			oom(SIZE_MAX);
+		ncap *= 2;
+	}
+	*ptr = xrealloc(*ptr, ncap * esz);
+	memset((char *)*ptr + cap * esz, 0, (ncap - cap) * esz);
+	*capp = ncap;
+}
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[1024];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fprintf(stderr, "pmuprof: %s%s\n", prefix, buf);
+}
+
+void pm_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void pm_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+uint64_t pm_hash(const void *data, size_t len, uint64_t seed)
+{
+	const uint8_t *p = data;
+	uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ULL);
+
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		h = pm_hash_u64(h ^ v) + 0x9e3779b97f4a7c15ULL;
+		p += 8;
+		len -= 8;
+	}
+	if (len) {
+		uint64_t v = 0;
+		memcpy(&v, p, len);
+		h = pm_hash_u64(h ^ v ^ ((uint64_t)len << 56));
+	}
+	return pm_hash_u64(h);
+}
+
+uint64_t pm_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t pm_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+long pm_read_file(const char *path, char **out, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0, cap = 4096;
+	char *buf;
+
+	if (fd < 0)
+		return -errno;
+	buf = xmalloc(cap + 1);
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			if (cap >= max)
+				break;
+			cap *= 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			int err = errno;
+			if (err == EINTR)
+				continue;
+			close(fd);
+			free(buf);
+			return -err;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*out = buf;
+	return (long)len;
+}
+
+int pm_read_long(const char *path, long *out)
+{
+	char *buf, *end;
+	long n = pm_read_file(path, &buf, 64);
+
+	if (n < 0)
+		return (int)n;
+	errno = 0;
+	*out = strtol(buf, &end, 10);
+	if (end == buf || errno) {
+		free(buf);
+		return -EINVAL;
+	}
+	free(buf);
+	return 0;
+}

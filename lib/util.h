@@ -1,0 +1,88 @@
+/*
+ * util: memory helpers that die on OOM, diagnostics on stderr, hashing,
+ * growable arrays.  Layer 0: knows nothing of perf or Go.
+ */
+#ifndef PM_UTIL_H
+#define PM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define PM_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define PM_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#if defined(__GNUC__)
+#define PM_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define PM_NORETURN __attribute__((noreturn))
+#define PM_UNUSED __attribute__((unused))
+#else
+#define PM_PRINTF(f, a)
+#define PM_NORETURN
+#define PM_UNUSED
+#endif
+
+/* Allocation never fails: on OOM these print one line and exit(1). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) PM_PRINTF(1, 2);
+
+/*
+ * Grow the array *pp (of *capp elements of size esz) so that it holds at
+ * least n elements.  Capacity doubles; new memory is zeroed.
+ */
+void pm_grow(void *pp, size_t *capp, size_t n, size_t esz);
+#define PM_GROW(ptr, cap, n) pm_grow(&(ptr), &(cap), (n), sizeof(*(ptr)))
+
+/*
+ * Diagnostics, one line each on stderr, prefixed "pmuprof: " (errors) or
+ * "pmuprof: warning: ".  No trailing newline in @fmt.
+ */
+void pm_error(const char *fmt, ...) PM_PRINTF(1, 2);
+void pm_warn(const char *fmt, ...) PM_PRINTF(1, 2);
+
+/* 64-bit hashing (wyhash-style mixing), stable across runs. */
+uint64_t pm_hash(const void *data, size_t len, uint64_t seed);
+static inline uint64_t pm_hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Little-endian loads from possibly unaligned bytes. */
+static inline uint16_t pm_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+static inline uint32_t pm_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+	       ((uint32_t)p[3] << 24);
+}
+static inline uint64_t pm_le64(const uint8_t *p)
+{
+	return (uint64_t)pm_le32(p) | ((uint64_t)pm_le32(p + 4) << 32);
+}
+
+/* Monotonic clock in nanoseconds; wall clock in nanoseconds since the epoch. */
+uint64_t pm_now_ns(void);
+uint64_t pm_wall_ns(void);
+
+/*
+ * Read a whole small file (procfs, sysfs) into a NUL-terminated heap buffer.
+ * Returns the length, or -errno.  *out is set only on success.
+ */
+long pm_read_file(const char *path, char **out, size_t max);
+
+/* Read an integer from a procfs/sysfs file; -errno on failure. */
+int pm_read_long(const char *path, long *out);
+
+#endif

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Build the Go test fixtures and install the npm-shipped ones, into
+# $PMUPROF_FIXTURES (default tests/.work).  Idempotent: rebuilds only what is
+# older than its source.
+#
+#   go/<name>           tests/go/<name>/*.go built with Debian's Go 1.19
+#   go/<name>-stripped  the same with -ldflags='-s -w'
+#   npm/node_modules/   @esbuild/linux-x64 (Go 1.26), lefthook-linux-x64
+#                       (Go 1.27), pprof-format (an independent pprof decoder)
+set -e
+top=$(cd "$(dirname "$0")/.." && pwd)
+work=${PMUPROF_FIXTURES:-$top/tests/.work}
+GO=${GO:-/usr/lib/go-1.19/bin/go}
+mkdir -p "$work/go" "$work/npm" "$work/gocache"
+export GOCACHE="$work/gocache" GOFLAGS=-mod=mod GO111MODULE=off GOPATH="$work/gopath"
+
+for dir in "$top"/tests/go/*/; do
+	name=$(basename "$dir")
+	out="$work/go/$name"
+	if [ ! -x "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go')" ]; then
+		(cd "$dir" && "$GO" build -o "$out" . && "$GO" build -ldflags='-s -w' -o "$out-stripped" .)
+	fi
+done
+
+# npm packages: versions pinned, scripts not run, nothing committed.
+if [ ! -f "$work/npm/.done-v1" ]; then
+	(cd "$work/npm" &&
+		{ [ -f package.json ] || echo '{"name":"pmuprof-fixtures","private":true}' > package.json; } &&
+		npm install --ignore-scripts --no-audit --no-fund --silent \
+			@esbuild/linux-x64@0.28 lefthook-linux-x64@2.2 pprof-format@2 >/dev/null 2>&1) ||
+		{ echo "fixtures: npm install failed; tests that need npm packages will skip" >&2; exit 0; }
+	touch "$work/npm/.done-v1"
+fi

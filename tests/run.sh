@@ -1,0 +1,61 @@
+#!/bin/sh
+# Run the whole suite and print one summary line "N passed, N failed, N skipped".
+#
+# 1. unit tests (build/tests/test-*), then the same under ASan+UBSan
+#    (build/san/tests/test-*) when that build exists;
+# 2. end-to-end tests (tests/e2e/t*.sh) against build/pmuprof, then the
+#    ASan+UBSan pmuprof (tests marked "# san: no" in their first lines skip it).
+#
+# Every test prints lines "PASS: name", "FAIL: name" or "SKIP: name (why)".
+# Usage: tests/run.sh [PATTERN]   (PATTERN selects e2e scripts and unit binaries)
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+export PMUPROF_FIXTURES=${PMUPROF_FIXTURES:-$top/tests/.work}
+pat=${1:-}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+./scripts/fixtures.sh || echo "FAIL: fixtures (scripts/fixtures.sh)" >>"$log"
+
+run() { # label, command...
+	label=$1
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | sed "s|^\(PASS\|FAIL\|SKIP\): |\1: [$label] |"
+	printf '%s\n' "$out" | grep -E '^(PASS|FAIL|SKIP): ' | sed "s|^\(PASS\|FAIL\|SKIP\): |\1: [$label] |" >>"$log"
+	if [ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^FAIL: '; then
+		echo "FAIL: [$label] $* exited $rc" | tee -a "$log"
+	fi
+}
+
+for b in build/tests/test-* build/san/tests/test-*; do
+	[ -x "$b" ] || continue
+	case $b in *"$pat"*) ;; *) continue ;; esac
+	case $b in build/san/*) label=san ;; *) label=unit ;; esac
+	run "$label" "$b"
+done
+
+for pm in build/pmuprof build/san/pmuprof; do
+	[ -x "$pm" ] || continue
+	case $pm in build/san/*) label=e2e-san ;; *) label=e2e ;; esac
+	for t in tests/e2e/t*.sh; do
+		case $t in *"$pat"*) ;; *) continue ;; esac
+		if [ "$label" = e2e-san ] && head -5 "$t" | grep -q '^# san: no'; then
+			continue
+		fi
+		echo "== $label $t"
+		PMUPROF="$top/$pm" run "$label" sh "$t"
+	done
+done
+
+p=$(grep -c '^PASS: ' "$log")
+f=$(grep -c '^FAIL: ' "$log")
+s=$(grep -c '^SKIP: ' "$log")
+if [ "$f" -gt 0 ]; then
+	echo
+	echo "failures:"
+	grep '^FAIL: ' "$log"
+fi
+echo "$p passed, $f failed, $s skipped"
+[ "$f" -eq 0 ]

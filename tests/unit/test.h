@@ -1,0 +1,93 @@
+/*
+ * A tiny unit-test harness.  Each tests/unit/test-<module>.c defines an
+ * array of struct pm_test ending with {NULL, NULL} and calls
+ * pm_test_main() from main().  Each test returns PM_PASS, PM_FAIL or
+ * PM_SKIP; one line per test is printed ("PASS: file/name"), which
+ * tests/run.sh counts.  Argument: a substring to select tests.
+ *
+ * Fixture paths: $PMUPROF_FIXTURES (default tests/.work) holds the Go
+ * fixture binaries (go/<name>, go/<name>-stripped) and npm/ packages.
+ */
+#ifndef PM_TEST_H
+#define PM_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PM_PASS = 0, PM_FAIL = 1, PM_SKIP = 77 };
+
+struct pm_test {
+	const char *name;
+	int (*fn)(void);
+};
+
+#define CHECK(cond)                                                                    \
+	do {                                                                           \
+		if (!(cond)) {                                                         \
+			fprintf(stderr, "  %s:%d: check failed: %s\n", __FILE__, __LINE__, \
+				#cond);                                                \
+			return PM_FAIL;                                                \
+		}                                                                      \
+	} while (0)
+
+#define CHECK_INT(a, b)                                                                \
+	do {                                                                           \
+		long long a_ = (long long)(a), b_ = (long long)(b);                    \
+		if (a_ != b_) {                                                        \
+			fprintf(stderr, "  %s:%d: %s == %lld, expected %s == %lld\n",  \
+				__FILE__, __LINE__, #a, a_, #b, b_);                   \
+			return PM_FAIL;                                                \
+		}                                                                      \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                                \
+	do {                                                                           \
+		const char *a_ = (a), *b_ = (b);                                       \
+		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                               \
+			fprintf(stderr, "  %s:%d: %s is \"%s\", expected \"%s\"\n",    \
+				__FILE__, __LINE__, #a, a_ ? a_ : "(null)",            \
+				b_ ? b_ : "(null)");                                   \
+			return PM_FAIL;                                                \
+		}                                                                      \
+	} while (0)
+
+#define SKIP(...)                                                                      \
+	do {                                                                           \
+		fprintf(stderr, "  skip: ");                                           \
+		fprintf(stderr, __VA_ARGS__);                                          \
+		fprintf(stderr, "\n");                                                 \
+		return PM_SKIP;                                                        \
+	} while (0)
+
+/* Path of a fixture under $PMUPROF_FIXTURES, in a static buffer. */
+static inline const char *pm_test_fixture(const char *rel)
+{
+	static char buf[4096];
+	const char *dir = getenv("PMUPROF_FIXTURES");
+
+	snprintf(buf, sizeof(buf), "%s/%s", dir && *dir ? dir : "tests/.work", rel);
+	return buf;
+}
+
+static inline int pm_test_main(int argc, char **argv, const char *suite,
+			       const struct pm_test *tests)
+{
+	int failed = 0;
+
+	for (const struct pm_test *t = tests; t->name; t++) {
+		int rc;
+
+		if (argc > 1 && !strstr(t->name, argv[1]))
+			continue;
+		fflush(stdout);
+		rc = t->fn();
+		printf("%s: %s/%s\n", rc == PM_PASS ? "PASS" : rc == PM_SKIP ? "SKIP" : "FAIL",
+		       suite, t->name);
+		if (rc != PM_PASS && rc != PM_SKIP)
+			failed++;
+	}
+	return failed ? 1 : 0;
+}
+
+#endif
