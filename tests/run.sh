@@ -36,6 +36,11 @@ for b in build/tests/test-* build/san/tests/test-*; do
 	run "$label" "$b"
 done
 
+# fuzz targets: a short bounded run each, replaying the saved corpus and crash reproducers
+if [ -z "$pat" ] || [ "$pat" = fuzz ]; then
+	run fuzz ./scripts/fuzz.sh "${PMUPROF_FUZZ_SECS:-10}"
+fi
+
 for pm in build/pmuprof build/san/pmuprof; do
 	[ -x "$pm" ] || continue
 	case $pm in build/san/*) label=e2e-san ;; *) label=e2e ;; esac

@@ -1,0 +1,63 @@
+#!/bin/sh
+# Build the libFuzzer targets (tests/fuzz/fuzz-*.c) with clang, ASan and
+# UBSan, then run each.  Usage: scripts/fuzz.sh [SECONDS]   (default 60 each)
+#
+# Every run first replays the saved corpus tests/fuzz/corpus/<target>/ and
+# the crash reproducers tests/fuzz/crashes/<target>/ (a reproducer that still
+# crashes fails the run); new interesting inputs found go to build/fuzz/corpus.
+# Output: one "PASS: fuzz/<target>" or "FAIL: fuzz/<target>" line per target.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+secs=${1:-60}
+O=build/fuzz
+CC=${FUZZ_CC:-clang}
+if ! command -v "$CC" >/dev/null 2>&1; then
+	echo "SKIP: fuzz (no clang)"
+	exit 0
+fi
+mkdir -p "$O/obj" "$O/gen" "$O/corpus"
+[ -f "$O/gen/profile.pb-c.c" ] || protoc-c --proto_path=proto --c_out=$O/gen proto/profile.proto
+FL="-g -O1 -std=c11 -D_GNU_SOURCE -I. -Ilib -I$O/gen -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
+objs=""
+for src in lib/*.c $O/gen/profile.pb-c.c; do
+	obj=$O/obj/$(basename "$src" .c).o
+	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ]; then
+		$CC $FL -w -c -o "$obj" "$src" || { echo "FAIL: fuzz/build ($src)"; exit 1; }
+	fi
+	objs="$objs $obj"
+done
+libs=$(pkg-config --libs libelf libdw libprotobuf-c zlib)
+rc=0
+for src in tests/fuzz/fuzz-*.c; do
+	[ -f "$src" ] || continue
+	name=$(basename "$src" .c)
+	bin=$O/$name
+	# shellcheck disable=SC2086
+	if ! $CC $FL -fsanitize=fuzzer -o "$bin" "$src" $objs $libs 2>"$O/$name.build.log"; then
+		echo "FAIL: fuzz/$name (build: $(head -1 "$O/$name.build.log"))"
+		rc=1
+		continue
+	fi
+	seeds="tests/fuzz/corpus/$name"
+	crashes="tests/fuzz/crashes/$name"
+	mkdir -p "$O/corpus/$name"
+	if [ -d "$crashes" ] && [ -n "$(ls -A "$crashes" 2>/dev/null)" ]; then
+		if ! "$bin" -runs=0 "$crashes"/* >"$O/$name.crashes.log" 2>&1; then
+			echo "FAIL: fuzz/$name (a saved crash reproducer crashes again; see $O/$name.crashes.log)"
+			rc=1
+			continue
+		fi
+	fi
+	dirs="$O/corpus/$name"
+	[ -d "$seeds" ] && dirs="$dirs $seeds"
+	# shellcheck disable=SC2086
+	if "$bin" -max_total_time="$secs" -rss_limit_mb=1024 -timeout=10 -print_final_stats=1 \
+		-artifact_prefix="$O/$name-" $dirs >"$O/$name.log" 2>&1; then
+		echo "PASS: fuzz/$name ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$O/$name.log" | tail -1 | awk '{print $2}') execs in ${secs}s)"
+	else
+		echo "FAIL: fuzz/$name (crash; see $O/$name.log and $O/$name-*)"
+		rc=1
+	fi
+done
+exit $rc
