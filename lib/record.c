@@ -385,8 +385,7 @@ static int open_events(struct session *s, pid_t pid)
 			err = 0;
 			continue;
 		}
-		set_err(s->res, err == -EINVAL && smp.freq ? PM_REC_USAGE : PM_REC_ERR,
-			"cannot open event '%s': %s", s->spec.name,
+		set_err(s->res, err == -EINVAL && smp.freq ? PM_REC_USAGE : PM_REC_ERR, "%s",
 			pm_evt_strerror(err, &s->spec, &s->attr, buf, sizeof(buf)));
 		free(cpus);
 		return err;
