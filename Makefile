@@ -50,7 +50,7 @@ FUZZ_SRCS = $(wildcard tests/fuzz/fuzz-*.c)
 MAN_SRCS  = $(wildcard man/*.scd)
 MAN_PAGES = $(MAN_SRCS:man/%.scd=$(O)/man/%)
 
-VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
+VERSION := 0.1$(shell git rev-parse --short HEAD >/dev/null 2>&1 && echo "-g$$(git rev-parse --short HEAD)")
 
 .PHONY: all deps check check-run demo install clean unit e2e fuzz man lint-man
 .SUFFIXES:
@@ -107,7 +107,9 @@ lint-man: $(MAN_PAGES)
 # ASan+UBSan. tests/run.sh prints the single summary line at the end.
 check: deps
 	$(Q)$(MAKE) --no-print-directory all unit
-	$(Q)$(MAKE) --no-print-directory SAN=address,undefined $(if $(filter 1,$(NO_SAN)),,build/san/pmuprof unit)
+ifneq ($(NO_SAN),1)
+	$(Q)$(MAKE) --no-print-directory SAN=address,undefined build/san/pmuprof unit
+endif
 	$(Q)./tests/run.sh
 
 demo: deps all

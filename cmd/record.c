@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "events.h"
 #include "parse-opt.h"
 #include "record.h"
 #include "util.h"
@@ -47,6 +48,7 @@ static int record_opt(int key, const char *arg, void *ctx)
 {
 	struct ropts *r = ctx;
 	unsigned long long v;
+	long max;
 	double d;
 
 	switch (key) {
@@ -54,8 +56,13 @@ static int record_opt(int key, const char *arg, void *ctx)
 		r->cfg.event = arg;
 		break;
 	case 'F':
-		if (pm_opt_u64(arg, &v) < 0 || v == 0 || v > 100000000ULL) {
-			pm_error("invalid frequency '%s': must be a number of Hz, 1 or more", arg);
+		max = pm_evt_max_sample_rate();
+		if (max <= 0)
+			max = 100000;
+		if (pm_opt_u64(arg, &v) < 0 || v == 0 || v > (unsigned long long)max) {
+			pm_error("invalid frequency '%s': must be 1..%ld "
+				 "(kernel.perf_event_max_sample_rate)",
+				 arg, max);
 			return -1;
 		}
 		r->cfg.freq = v;
@@ -70,6 +77,12 @@ static int record_opt(int key, const char *arg, void *ctx)
 		r->count_given = 1;
 		break;
 	case 'o':
+		if (strcmp(arg, "-") == 0) {
+			/* the command shares our stdout: its output would corrupt the profile */
+			pm_error("cannot write the profile to stdout while the command uses it; "
+				 "give a file with -o");
+			return -1;
+		}
 		r->cfg.output = arg;
 		break;
 	case OPT_DURATION:
