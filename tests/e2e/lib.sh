@@ -18,6 +18,10 @@ GO=/usr/lib/go-1.19/bin/go
 T=$(mktemp -d /tmp/pmuprof-e2e.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 NAME=$(basename "$0" .sh)
+if [ ! -x "$PMUPROF" ]; then
+	echo "FAIL: $NAME/binary ($PMUPROF is not built)"
+	exit 1
+fi
 
 pass() { echo "PASS: $NAME/$1"; }
 fail() { echo "FAIL: $NAME/$1${2:+ ($2)}"; }
@@ -67,3 +71,100 @@ share() {
 
 # perf_event_open usable at all?
 can_perf() { "$PMUPROF" record -e cpu-clock -o "$T/probe.pb.gz" -- /bin/true >/dev/null 2>&1; }
+
+# ---- added helpers ----
+#   need_perf                 skip the whole script (exit 0) when perf_event_open is refused
+#   need_file NAME FILE...    skip the whole script when a fixture file is missing
+#   need_cmd NAME CMD...      skip the whole script when a program is missing
+#   folded_total FILE         sum of the counts of folded stacks in FILE
+#   leaf_names FILE PCT       sorted leaf function names with a self share above PCT %
+#   complete_pct FILE         % (by count) of folded stacks rooted in runtime.goexit
+#                             or holding a main.main frame
+#   resolved_pct FILE         % of all frames (weighted by count) that are symbol
+#                             names, not addresses (0x..., module+0x...) or [markers]
+#   table_rows FILE           the function rows of a `pmuprof report` table (no headers)
+#   table_funcs FILE N        the first N function names of a `pmuprof report` table
+#   now_ms                    wall clock in milliseconds
+#   sample_count FILE         N from the "pmuprof: wrote FILE: N samples" line in FILE
+
+need_perf() {
+	if ! "$PMUPROF" record -e cpu-clock -o "$T/probe.pb.gz" -- /bin/true >"$T/probe.out" 2>&1; then
+		skip all "perf_event_open refused or pmuprof record broken: $(head -1 "$T/probe.out")"
+		exit 0
+	fi
+}
+
+need_file() {
+	n=$1
+	shift
+	for f in "$@"; do
+		if [ ! -e "$f" ]; then
+			skip "$n" "fixture missing: $f (run scripts/fixtures.sh)"
+			exit 0
+		fi
+	done
+}
+
+need_cmd() {
+	n=$1
+	shift
+	for c in "$@"; do
+		if ! command -v "$c" >/dev/null 2>&1; then
+			skip "$n" "$c not installed"
+			exit 0
+		fi
+	done
+}
+
+folded_total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
+
+leaf_names() {
+	awk -v p="$2" '{ n = $NF; total += n; line = $0; sub(/ [0-9]+$/, "", line);
+		k = split(line, fr, ";"); self[fr[k]] += n }
+		END { for (f in self) if (total > 0 && 100 * self[f] / total > p) print f }' "$1" | LC_ALL=C sort
+}
+
+complete_pct() {
+	awk '{ n = $NF; total += n; line = $0; sub(/ [0-9]+$/, "", line);
+		k = split(line, fr, ";"); ok = (fr[1] == "runtime.goexit");
+		for (i = 1; i <= k && !ok; i++) if (fr[i] == "main.main") ok = 1;
+		if (ok) good += n }
+		END { if (total == 0) print "0.0"; else printf "%.2f\n", 100 * good / total }' "$1"
+}
+
+resolved_pct() {
+	awk '{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line);
+		k = split(line, fr, ";");
+		for (i = 1; i <= k; i++) {
+			total += n
+			f = fr[i]
+			if (f ~ /^[A-Za-z_][^ ]*\.[^ ]/ && f !~ /0x[0-9a-fA-F]+/ && f !~ /^\[/) good += n
+		} }
+		END { if (total == 0) print "0.0"; else printf "%.2f\n", 100 * good / total }' "$1"
+}
+
+table_rows() { awk '!/^#/ && NF >= 4 && $1 ~ /^[0-9]+(\.[0-9]+)?%$/' "$1"; }
+table_funcs() { table_rows "$1" | awk -v n="$2" 'c < n { print $4; c++ }'; }
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+sample_count() { sed -n 's/^pmuprof: wrote .*: \([0-9][0-9]*\) samples.*/\1/p' "$1" | tail -1; }
+
+# wait_bounded PID SECS: wait for background job PID (a direct child); when it
+# is still running after SECS, SIGKILL its children and itself and return 124.
+wait_bounded() {
+	_i=0
+	while kill -0 "$1" 2>/dev/null && [ $_i -lt $(($2 * 10)) ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+		# a zombie counts as gone
+		case $(ps -o stat= -p "$1" 2>/dev/null) in Z*) break ;; esac
+	done
+	if kill -0 "$1" 2>/dev/null && ! ps -o stat= -p "$1" | grep -q '^Z'; then
+		for _c in $(pgrep -P "$1"); do kill -KILL "$_c" 2>/dev/null; done
+		kill -KILL "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+		return 124
+	fi
+	wait "$1"
+}

@@ -1,0 +1,18 @@
+#!/bin/sh
+# make demo: profile the bundled demo program (tests/go/demo: JSON decoding,
+# sha256 hashing and sorting on worker goroutines, ~3 s) and show its hottest
+# functions.  Needs perf_event_open (root, or kernel.perf_event_paranoid <= 2).
+set -e
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+pm=${PMUPROF:-build/pmuprof}
+[ -x "$pm" ] || { echo "demo: $pm is not built; run make" >&2; exit 1; }
+./scripts/fixtures.sh
+tmp=$(mktemp -d /tmp/pmuprof-demo.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "\$ pmuprof record -e cpu-clock -o demo.pb.gz -- tests/.work/go/demo"
+"$pm" record -e cpu-clock -o "$tmp/demo.pb.gz" -- "${PMUPROF_FIXTURES:-tests/.work}/go/demo"
+echo
+echo "\$ pmuprof report -i demo.pb.gz --top 15"
+"$pm" report -i "$tmp/demo.pb.gz" --top 15
