@@ -1,5 +1,6 @@
 /* pmuprof report: read a pprof file, print the table or folded stacks. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,8 @@ int cmd_report(int argc, char **argv)
 	char err[512];
 	int first, rc;
 
+	/* a closed pipe (report | head) ends the report quietly: EPIPE below */
+	signal(SIGPIPE, SIG_IGN);
 	memset(&r, 0, sizeof(r));
 	r.input = "pmuprof.pb.gz";
 	r.ro.top = 30;

@@ -96,12 +96,12 @@ static size_t splice_chain(struct pm_unw *u, const struct pm_unw_input *in, uint
 
 	if (!in->chain || in->chain_len < 2)
 		return n;
-	for (k = n >= 2 ? n - 2 : 1; k < in->chain_len && k <= n + 1; k++)
+	for (k = n >= 2 ? n - 2 : 0; k < in->chain_len && k <= n + 1; k++)
 		if (in->chain[k] == last) {
 			start = k;
 			break;
 		}
-	for (k = 1; start == SIZE_MAX && k < in->chain_len; k++)
+	for (k = 0; start == SIZE_MAX && k < in->chain_len; k++)
 		if (in->chain[k] == last)
 			start = k;
 	if (start == SIZE_MAX)

@@ -54,7 +54,10 @@ for b in shares shares-stripped; do
 		fail "$b-table-order" "$(table_funcs "$T/$b.table" 4 | tr '\n' ' ')"
 	fi
 	line=$(grep -n '^func burn4' "$src" | cut -d: -f1)
-	if grep -Eq "main\.burn4 +[^ ]*tests/go/shares/main\.go:$line$" "$T/$b.table"; then
+	# Go 1.19 records no start line (gopclntab has it from 1.20, its DWARF has no
+	# decl_line): the file must be right and no line may be made up; a start line,
+	# when there is one, must be the func line.
+	if grep -Eq "main\.burn4 +[^ ]*tests/go/shares/main\.go(:$line)?$" "$T/$b.table"; then
 		pass "$b-file-line"
 	else
 		fail "$b-file-line" "want main.go:$line: $(grep 'main.burn4' "$T/$b.table")"
