@@ -22,8 +22,8 @@ run() { # label, command...
 	shift
 	out=$("$@" 2>&1)
 	rc=$?
-	printf '%s\n' "$out" | sed "s|^\(PASS\|FAIL\|SKIP\): |\1: [$label] |"
-	printf '%s\n' "$out" | grep -E '^(PASS|FAIL|SKIP): ' | sed "s|^\(PASS\|FAIL\|SKIP\): |\1: [$label] |" >>"$log"
+	printf '%s\n' "$out" | sed -E "s#^(PASS|FAIL|SKIP): #\1: [$label] #"
+	printf '%s\n' "$out" | grep -E '^(PASS|FAIL|SKIP): ' | sed -E "s#^(PASS|FAIL|SKIP): #\1: [$label] #" >>"$log"
 	if [ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^FAIL: '; then
 		echo "FAIL: [$label] $* exited $rc" | tee -a "$log"
 	fi
