@@ -1,6 +1,8 @@
 /* pmuprof record: parse options, hand them to lib/record. */
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,26 +13,32 @@
 #include "record.h"
 #include "util.h"
 
-enum { OPT_DURATION = 256, OPT_STACK_SIZE };
+enum { OPT_DURATION = 256, OPT_STACK_SIZE, OPT_KERNEL };
 
 static const struct pm_opt record_opts[] = {
 	{ 'e', "event", "EVENT", "event to sample (default cycles; cpu-clock without a PMU)" },
 	{ 'F', "freq", "HZ", "samples per second (default 1000)" },
 	{ 'c', "count", "PERIOD", "sample every PERIOD events instead of -F" },
 	{ 'o', "output", "FILE", "pprof output file (default pmuprof.pb.gz)" },
+	{ 'p', "pid", "PID[,PID...]", "attach to running processes: every thread, also later ones" },
+	{ 't', "tid", "TID[,TID...]", "attach to these threads only" },
 	{ OPT_DURATION, "duration", "SECS", "stop after SECS seconds" },
 	{ OPT_STACK_SIZE, "stack-size", "BYTES", "user stack bytes copied per sample (default 16384)" },
+	{ OPT_KERNEL, "kernel", NULL, "keep kernel frames (named from /proc/kallsyms)" },
 	{ 'q', "quiet", NULL, "no summary line" },
 	{ 'h', "help", NULL, "show this help" },
 	PM_OPT_END,
 };
 
 static const char record_usage[] =
-	"usage: pmuprof record [OPTIONS] [--] CMD [ARGS...]\n\n"
+	"usage: pmuprof record [OPTIONS] [--] CMD [ARGS...]\n"
+	"       pmuprof record [OPTIONS] -p PID[,PID...] | -t TID[,TID...]\n\n"
 	"Run CMD and sample it with perf_event_open: every thread it starts, until it\n"
 	"exits, --duration passes, or SIGINT/SIGTERM (forwarded to CMD). Writes pprof.\n"
-	"Exit status: CMD's; 1 on an error; 2 on a usage error; 126/127 when CMD\n"
-	"cannot be run.";
+	"With -p/-t, attach to running processes or threads instead, until they exit,\n"
+	"--duration passes, or SIGINT/SIGTERM (the targets are never signalled).\n"
+	"Exit status: CMD's (0 when attached); 1 on an error; 2 on a usage error;\n"
+	"126/127 when CMD cannot be run.";
 
 static volatile sig_atomic_t stop_sig;
 
@@ -42,7 +50,45 @@ static void on_signal(int sig)
 struct ropts {
 	struct pm_record_cfg cfg;
 	int freq_given, count_given;
+	pid_t *pids, *tids;
+	size_t npids, ntids;
 };
+
+/* "1,2,3" appended to *v; -1 (message printed) on anything but positive ids. */
+static int parse_ids(const char *arg, const char *what, pid_t **v, size_t *n)
+{
+	const char *p = arg;
+
+	if (!*p) {
+		pm_error("invalid %s '': must be a number above 0 (a list: 12,34)", what);
+		return -1;
+	}
+	while (*p) {
+		const char *end = strchrnul(p, ',');
+		unsigned long long x = 0;
+		char num[24];
+		size_t len = (size_t)(end - p);
+
+		if (len == 0 || len >= sizeof(num)) {
+			pm_error("invalid %s '%s': must be a number above 0 (a list: 12,34)", what, arg);
+			return -1;
+		}
+		memcpy(num, p, len);
+		num[len] = '\0';
+		if (pm_opt_u64(num, &x) < 0 || x == 0 || x > 0x7fffffffULL) {
+			pm_error("invalid %s '%s': must be a number above 0 (a list: 12,34)", what, arg);
+			return -1;
+		}
+		*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+		(*v)[(*n)++] = (pid_t)x;
+		p = *end ? end + 1 : end;
+		if (*end && !*p) {
+			pm_error("invalid %s '%s': must be a number above 0 (a list: 12,34)", what, arg);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 static int record_opt(int key, const char *arg, void *ctx)
 {
@@ -99,9 +145,37 @@ static int record_opt(int key, const char *arg, void *ctx)
 		}
 		r->cfg.stack_size = (uint32_t)v;
 		break;
+	case OPT_KERNEL:
+		r->cfg.kernel = true;
+		break;
 	case 'q':
 		r->cfg.quiet = true;
 		break;
+	case 'p':
+		return parse_ids(arg, "PID", &r->pids, &r->npids);
+	case 't':
+		return parse_ids(arg, "TID", &r->tids, &r->ntids);
+	}
+	return 0;
+}
+
+/* Combinations of options; 0 or the exit status (2) with the message printed. */
+static int check_usage(const struct ropts *r, bool have_cmd)
+{
+	if (r->freq_given && r->count_given) {
+		pm_error("-F and -c are exclusive: sample by frequency or by period, not both");
+		return 2;
+	}
+	if ((r->npids || r->ntids) && have_cmd) {
+		pm_error("%s and a command are exclusive: attach to a running process or run "
+			 "a command, not both",
+			 r->npids ? "-p" : "-t");
+		return 2;
+	}
+	if (!have_cmd && !r->npids && !r->ntids) {
+		pm_error("no command to run; usage: pmuprof record [OPTIONS] -- CMD [ARGS...] "
+			 "or -p PID");
+		return 2;
 	}
 	return 0;
 }
@@ -111,24 +185,27 @@ int cmd_record(int argc, char **argv)
 	struct ropts r;
 	struct pm_record_result res;
 	struct sigaction sa;
-	int first;
+	int first, rc;
 
 	memset(&r, 0, sizeof(r));
 	r.cfg.stack_size = PM_RECORD_DEFAULT_STACK;
 	first = pm_opt_parse(argc, argv, record_opts, record_usage, 1, record_opt, &r);
-	if (first == -2)
-		return 0;
-	if (first < 0)
-		return 2;
-	if (r.freq_given && r.count_given) {
-		pm_error("-F and -c are exclusive: sample by frequency or by period, not both");
-		return 2;
+	if (first == -2 || first < 0) {
+		free(r.pids);
+		free(r.tids);
+		return first == -2 ? 0 : 2;
 	}
-	if (first >= argc) {
-		pm_error("no command to run; usage: pmuprof record [OPTIONS] -- CMD [ARGS...]");
-		return 2;
+	rc = check_usage(&r, first < argc);
+	if (rc) {
+		free(r.pids);
+		free(r.tids);
+		return rc;
 	}
-	r.cfg.argv = argv + first;
+	r.cfg.argv = first < argc ? argv + first : NULL;
+	r.cfg.pids = r.pids;
+	r.cfg.npids = r.npids;
+	r.cfg.tids = r.tids;
+	r.cfg.ntids = r.ntids;
 	r.cfg.stop = &stop_sig;
 	r.cfg.progress = !r.cfg.quiet && isatty(STDERR_FILENO);
 
@@ -139,7 +216,10 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (pm_record_run(&r.cfg, &res) != PM_REC_OK) {
+	rc = pm_record_run(&r.cfg, &res);
+	free(r.pids);
+	free(r.tids);
+	if (rc != PM_REC_OK) {
 		pm_error("%s", res.msg);
 		return (int)res.err;
 	}

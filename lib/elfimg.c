@@ -478,6 +478,11 @@ int64_t pm_elf_offset_to_vaddr(const struct pm_elf *e, uint64_t off)
 	return -1;
 }
 
+struct Elf *pm_elf_libelf(const struct pm_elf *e)
+{
+	return e->elf;
+}
+
 const char *pm_elf_build_id(const struct pm_elf *e)
 {
 	return e->build_id;

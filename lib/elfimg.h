@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 struct pm_elf;
+struct Elf;
 
 struct pm_elf_section {
 	const char *name;    /* borrowed from the image */
@@ -55,6 +56,9 @@ const uint8_t *pm_elf_vaddr_bytes(const struct pm_elf *e, uint64_t vaddr, size_t
 
 /* ELF vaddr for a file offset (through the PT_LOAD that holds it); -1 when none. */
 int64_t pm_elf_offset_to_vaddr(const struct pm_elf *e, uint64_t off);
+
+/* The libelf handle, for libdw (CFI, DWARF lines); lives as long as @e. */
+struct Elf *pm_elf_libelf(const struct pm_elf *e);
 
 /* Hex NT_GNU_BUILD_ID (or the Go build ID note as fallback), "" when none. */
 const char *pm_elf_build_id(const struct pm_elf *e);

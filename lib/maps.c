@@ -1,10 +1,12 @@
 #include "maps.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "symtab.h"
 #include "util.h"
@@ -87,19 +89,85 @@ static bool is_file(const char *path)
 	       strncmp(path, "//anon", 6) != 0;
 }
 
-static struct pm_sym *sym_get(struct pm_maps *m, const char *path)
+static struct pm_sym *sym_cached(struct pm_maps *m, const char *key, bool *found)
 {
 	size_t i;
-	struct pm_sym *s;
 
 	for (i = 0; i < m->nsyms; i++)
-		if (strcmp(m->syms[i].path, path) == 0)
+		if (strcmp(m->syms[i].path, key) == 0) {
+			*found = true;
 			return m->syms[i].sym;
-	s = is_file(path) ? pm_sym_open(path) : NULL;
+		}
+	*found = false;
+	return NULL;
+}
+
+static void sym_remember(struct pm_maps *m, const char *key, struct pm_sym *s)
+{
 	PM_GROW(m->syms, m->capsyms, m->nsyms + 1);
-	m->syms[m->nsyms].path = xstrdup(path);
+	m->syms[m->nsyms].path = xstrdup(key);
 	m->syms[m->nsyms].sym = s;
 	m->nsyms++;
+}
+
+static bool same_inode(const char *path, uint64_t ino)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && (uint64_t)st.st_ino == ino;
+}
+
+/*
+ * The candidates of pm_maps_add_file(), first that opens wins.  Through
+ * /proc the file is the one the process really maps, wherever the path
+ * points now; the bare path is the last resort (a process that is gone).
+ */
+static struct pm_sym *sym_open_for(pid_t pid, uint64_t start, uint64_t end, const char *path,
+				   const struct pm_map_file *f)
+{
+	char cand[PATH_MAX + 64];
+	bool deleted = f && f->deleted, know_ino = f && f->ino;
+	struct pm_sym *s;
+
+	if (pid > 0) {
+		snprintf(cand, sizeof(cand), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+			 start, end);
+		s = pm_sym_open(cand);
+		if (s)
+			return s;
+		if (know_ino) {
+			snprintf(cand, sizeof(cand), "/proc/%d/exe", (int)pid);
+			if (same_inode(cand, f->ino) && (s = pm_sym_open(cand)))
+				return s;
+		}
+		if (snprintf(cand, sizeof(cand), "/proc/%d/root%s", (int)pid, path) <
+			    (int)sizeof(cand) &&
+		    (!deleted || (know_ino && same_inode(cand, f->ino))) && (s = pm_sym_open(cand)))
+			return s;
+	}
+	if (deleted && !(know_ino && same_inode(path, f->ino)))
+		return NULL;
+	return pm_sym_open(path);
+}
+
+static struct pm_sym *sym_get(struct pm_maps *m, pid_t pid, uint64_t start, uint64_t end,
+			      const char *path, const struct pm_map_file *f)
+{
+	char key[PATH_MAX + 64];
+	struct pm_sym *s;
+	bool found, by_inode = f && f->ino;
+
+	if (by_inode)
+		snprintf(key, sizeof(key), "#%u:%u:%" PRIu64, f->maj, f->min, f->ino);
+	else
+		snprintf(key, sizeof(key), "%s", path);
+	s = sym_cached(m, key, &found);
+	if (found)
+		return s;
+	s = is_file(path) ? sym_open_for(pid, start, end, path, f) : NULL;
+	/* a failure by identity may be passing (the mapping went away): retry next time */
+	if (s || !by_inode)
+		sym_remember(m, key, s);
 	return s;
 }
 
@@ -151,12 +219,30 @@ static void carve(struct pm_maps *m, struct proc *p, uint64_t start, uint64_t en
 void pm_maps_add(struct pm_maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		 const char *path)
 {
-	struct proc *p = get_proc(m, pid, true);
+	pm_maps_add_file(m, pid, start, len, pgoff, path, NULL);
+}
+
+void pm_maps_add_file(struct pm_maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		      const char *kpath, const struct pm_map_file *f)
+{
+	struct proc *p;
 	struct pm_map *n;
-	size_t i;
+	struct pm_map_file fi;
+	char path[PATH_MAX];
+	size_t i, pl;
 
 	if (len == 0 || start + len < start)
 		return;
+	memset(&fi, 0, sizeof(fi));
+	if (f)
+		fi = *f;
+	snprintf(path, sizeof(path), "%s", kpath);
+	pl = strlen(path);
+	if (pl > 10 && strcmp(path + pl - 10, " (deleted)") == 0) {
+		path[pl - 10] = '\0';
+		fi.deleted = true;
+	}
+	p = get_proc(m, pid, true);
 	/* the same mapping again (maps snapshot racing the records): nothing to do */
 	for (i = 0; i < p->n; i++) {
 		struct pm_map *o = p->v[i];
@@ -172,7 +258,7 @@ void pm_maps_add(struct pm_maps *m, pid_t pid, uint64_t start, uint64_t len, uin
 	n->end = start + len;
 	n->pgoff = pgoff;
 	n->path = xstrdup(path);
-	n->sym = sym_get(m, path);
+	n->sym = sym_get(m, pid, start, start + len, path, &fi);
 	if (n->sym) {
 		int64_t va = pm_sym_offset_to_vaddr(n->sym, pgoff);
 		if (va < 0)
@@ -230,14 +316,16 @@ int pm_maps_load_proc(struct pm_maps *m, pid_t pid)
 		return -errno;
 	get_proc(m, pid, true);
 	while (getline(&line, &cap, f) > 0) {
-		uint64_t start, end, off;
+		uint64_t start, end, off, ino;
+		unsigned maj, min;
 		char perms[8];
 		int name_at = 0;
+		struct pm_map_file fi;
 		char *name;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end,
-			   perms, &off, &name_at) < 4 ||
-		    name_at == 0)
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &start,
+			   &end, perms, &off, &maj, &min, &ino, &name_at) < 7 ||
+		    name_at == 0 || end <= start)
 			continue;
 		if (perms[2] != 'x')
 			continue;
@@ -245,10 +333,11 @@ int pm_maps_load_proc(struct pm_maps *m, pid_t pid)
 		name[strcspn(name, "\n")] = '\0';
 		if (!*name)
 			continue;
-		/* keep " (deleted)" off the path we open */
-		if (strlen(name) > 10 && strcmp(name + strlen(name) - 10, " (deleted)") == 0)
-			name[strlen(name) - 10] = '\0';
-		pm_maps_add(m, pid, start, end - start, off, name);
+		memset(&fi, 0, sizeof(fi));
+		fi.maj = maj;
+		fi.min = min;
+		fi.ino = ino;
+		pm_maps_add_file(m, pid, start, end - start, off, name, &fi);
 	}
 	free(line);
 	fclose(f);

@@ -37,11 +37,35 @@ void pm_maps_free(struct pm_maps *m);
 /* An executable mapping appeared (MMAP2 record or maps line). */
 void pm_maps_add(struct pm_maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		 const char *path);
+
+/* What the kernel says about a mapped file (maps line, MMAP2 record). */
+struct pm_map_file {
+	uint32_t maj, min;       /* device; 0:0 when unknown */
+	uint64_t ino;            /* 0 when unknown */
+	bool deleted;            /* the path no longer names this file */
+};
+
+/*
+ * pm_maps_add() with the file's identity.  The binary is opened, in this
+ * order, through /proc/PID/map_files/START-END (the mapped file itself:
+ * deleted or replaced binaries resolve; needs CAP_SYS_ADMIN or
+ * CAP_CHECKPOINT_RESTORE), /proc/PID/exe when it is that file,
+ * /proc/PID/root/PATH (the process's own filesystem: containers), then
+ * PATH; a path candidate whose inode differs from @f->ino is refused when
+ * the file is known deleted.  Binaries are shared by identity (device and
+ * inode when known, else path).  The mapping keeps @path, the kernel's
+ * name, with any " (deleted)" suffix removed.  @f may be NULL.
+ */
+void pm_maps_add_file(struct pm_maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		      const char *path, const struct pm_map_file *f);
 /* @pid exec'd (or exited): its current mappings are retired. */
 void pm_maps_reset(struct pm_maps *m, pid_t pid);
 /* Copy @parent's current mappings to @child (fork without exec). */
 void pm_maps_fork(struct pm_maps *m, pid_t parent, pid_t child);
-/* Load the executable mappings of /proc/PID/maps.  0 or -errno. */
+/*
+ * Load the executable mappings of /proc/PID/maps (through
+ * pm_maps_add_file()).  0 or -errno.
+ */
 int pm_maps_load_proc(struct pm_maps *m, pid_t pid);
 /* True when @pid has any mapping (loaded or from records). */
 bool pm_maps_known(const struct pm_maps *m, pid_t pid);

@@ -6,6 +6,19 @@
  * buffer (the kernel refuses mmap on inherited per-thread events).  They
  * open disabled with enable_on_exec: counting starts exactly at exec.
  *
+ * Attach mode (-p/-t): the target already runs, so there is no exec to
+ * start at.  Events open disabled on every thread of the process, one per
+ * thread and CPU, with inherit: a thread created later by any of them gets
+ * the events too, and inheritance is the only way the kernel follows new
+ * threads without CPU-wide rights.  Each CPU gets one ring; the other
+ * events on that CPU are redirected into it (SET_OUTPUT), so memory and fds
+ * for rings do not grow with the threads.  /proc/PID/task is listed again
+ * after each round of opens until no thread is new, which catches threads
+ * created meanwhile by threads not yet opened.  A thread created by an
+ * opened thread before its own open has both an inherited and a direct
+ * event: samples are kept from one only (see accept_record()).  All are
+ * enabled with PERF_EVENT_IOC_ENABLE once everything is open.
+ *
  * Draining: records from the CPU buffers are merged by time within each
  * pass, so an MMAP2 on one CPU is applied before a later sample on another.
  * A sample is unwound at once (its stack copy lives only in the ring) and
@@ -25,6 +38,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -32,6 +46,7 @@
 #include <asm/perf_regs.h>
 
 #include "events.h"
+#include "kallsyms.h"
 #include "maps.h"
 #include "pprof.h"
 #include "profile.h"
@@ -45,10 +60,29 @@
 
 #define MAX_FRAMES 1024
 #define MAX_FRAMES_SYM 64
+#define KERNEL_MAP (PM_STACKS_NO_MAP - 1) /* frames: stack frames in the kernel */
 
 struct unw_slot {
 	pid_t pid;
 	struct pm_unw *u;
+};
+
+/* uint64 -> int32 open-addressing table; key 0 is not stored */
+struct idtab {
+	uint64_t *keys;
+	int32_t *vals;
+	size_t size, n;
+};
+
+/* One attached process. */
+struct aproc {
+	pid_t pid;
+	char comm[32];
+	pid_t *tids;     /* -t threads of this process; NULL = all threads */
+	size_t ntids;
+	int pidfd;       /* -1 when none */
+	size_t nopened;  /* threads opened directly */
+	bool exited;
 };
 
 struct session {
@@ -58,16 +92,29 @@ struct session {
 	struct perf_event_attr attr;
 	struct pm_rec_layout layout;
 	int *fds;
-	struct pm_ring **rings;
-	size_t nfds;
+	size_t nfds, capfds;
+	struct pm_ring **rings;  /* one per ring: per CPU */
+	size_t nrings;
+	int *cpus;
+	int ncpu;
+	unsigned pages;
+	bool attach, err_set;
+	struct aproc *procs;
+	size_t nprocs;
+	struct idtab id_owner;   /* event id -> the thread it was opened on */
+	struct idtab chosen;     /* thread -> the one event owner whose records count */
+	int64_t threads_live;
+	uint64_t dups;
 	struct pm_maps *maps;
 	struct pm_stacks *stacks;
 	struct unw_slot *unws;
 	size_t nunws, capunws;
 	int ip_idx, sp_idx, bp_idx;
 	uint64_t pcs[MAX_FRAMES];
-	uint32_t ids[MAX_FRAMES + 1];
+	uint32_t ids[MAX_FRAMES + PERF_MAX_STACK_DEPTH + 8 + 1];
 	uint64_t chain[PERF_MAX_STACK_DEPTH + 8];
+	uint64_t kchain[PERF_MAX_STACK_DEPTH + 8]; /* frames: the kernel part of the callchain */
+	pid_t unw_pid;                             /* frames: whose memory read_mem reads */
 	uint32_t cut_frame;
 	uint64_t complete, bad_records;
 	uint64_t t_start;
@@ -75,6 +122,65 @@ struct session {
 
 static void set_err(struct pm_record_result *res, enum pm_record_err err, const char *fmt, ...)
 	PM_PRINTF(3, 4);
+
+static void idtab_put(struct idtab *t, uint64_t key, int32_t val);
+
+static void idtab_grow(struct idtab *t)
+{
+	struct idtab o = *t;
+	size_t i;
+
+	t->size = o.size ? o.size * 2 : 1024;
+	t->keys = xcalloc(t->size, sizeof(*t->keys));
+	t->vals = xcalloc(t->size, sizeof(*t->vals));
+	t->n = 0;
+	for (i = 0; i < o.size; i++)
+		if (o.keys[i])
+			idtab_put(t, o.keys[i], o.vals[i]);
+	free(o.keys);
+	free(o.vals);
+}
+
+static void idtab_put(struct idtab *t, uint64_t key, int32_t val)
+{
+	size_t h;
+
+	if (!key)
+		return;
+	if ((t->n + 1) * 2 > t->size)
+		idtab_grow(t);
+	h = pm_hash_u64(key) & (t->size - 1);
+	while (t->keys[h] && t->keys[h] != key)
+		h = (h + 1) & (t->size - 1);
+	if (!t->keys[h])
+		t->n++;
+	t->keys[h] = key;
+	t->vals[h] = val;
+}
+
+/* true and *val when present */
+static bool idtab_get(const struct idtab *t, uint64_t key, int32_t *val)
+{
+	size_t h;
+
+	if (!key || !t->size)
+		return false;
+	h = pm_hash_u64(key) & (t->size - 1);
+	while (t->keys[h]) {
+		if (t->keys[h] == key) {
+			*val = t->vals[h];
+			return true;
+		}
+		h = (h + 1) & (t->size - 1);
+	}
+	return false;
+}
+
+static void idtab_free(struct idtab *t)
+{
+	free(t->keys);
+	free(t->vals);
+}
 
 static void set_err(struct pm_record_result *res, enum pm_record_err err, const char *fmt, ...)
 {
@@ -174,15 +280,41 @@ static void flush_unwinder(struct session *s, pid_t pid)
 			pm_unw_flush(s->unws[i].u);
 }
 
+/*
+ * Which records count.  A thread can carry several sets of our events: the
+ * ones opened on it, and ones inherited from the thread that created it
+ * when that one was opened first (during the attach, both happen).  Each
+ * set samples it at the full rate, so per thread only one set counts: the
+ * set opened on the thread itself, else the first set seen (records carry
+ * the id of the event at the root of the inheritance).
+ */
+static bool accept_record(struct session *s, uint64_t id, uint32_t tid)
+{
+	int32_t owner, c;
+
+	if (!s->attach || !idtab_get(&s->id_owner, id, &owner))
+		return true;
+	if (idtab_get(&s->chosen, tid, &c)) {
+		if (c == owner)
+			return true;
+		s->dups++;
+		return false;
+	}
+	idtab_put(&s->chosen, tid, owner);
+	return true;
+}
+
 static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 {
 	struct pm_unw_input in;
 	unsigned status;
-	size_t n, i, nchain = 0;
+	size_t n, i, nchain = 0, nk = 0;
 	int64_t values[2];
 	pid_t pid = (pid_t)smp->pid;
-	bool user = false;
+	bool user = false, kctx = false;
 
+	if (!accept_record(s, smp->id, smp->tid))
+		return;
 	s->res->samples++;
 	values[0] = 1;
 	values[1] = (int64_t)smp->period;
@@ -193,12 +325,24 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 		in.bp = smp->regs[s->bp_idx];
 		in.stack = smp->stack;
 		in.stack_len = smp->dyn_size;
+		/* frames: every register, for DWARF CFI */
+		pm_unw_set_perf_regs(&in, s->attr.sample_regs_user, smp->regs, smp->nregs);
+		s->unw_pid = pid;
+		in.read_mem = pm_unw_read_pid;
+		in.read_arg = &s->unw_pid;
 		user = true;
 	}
 	for (i = 0; i < smp->nr; i++) {
 		uint64_t ip = smp->ips[i];
 		if (ip >= PERF_CONTEXT_MAX) {
 			user = user || ip == PERF_CONTEXT_USER;
+			kctx = ip == PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (kctx) {
+			/* frames: the kernel part (--kernel), leaf first, joined under the user stack */
+			if (nk < PM_ARRAY_SIZE(s->kchain))
+				s->kchain[nk++] = ip;
 			continue;
 		}
 		if (nchain < PM_ARRAY_SIZE(s->chain))
@@ -214,6 +358,11 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 		pm_maps_load_proc(s->maps, pid);
 	pm_maps_set_unwind_pid(s->maps, pid);
 	n = pm_unw_walk(unwinder(s, pid), &in, s->pcs, MAX_FRAMES, &status);
+	for (i = 0; i < nk; i++) {
+		struct pm_stack_frame f = { KERNEL_MAP, i > 0, s->kchain[i], s->kchain[i] };
+
+		s->ids[i] = pm_stacks_frame(s->stacks, &f);
+	}
 	for (i = 0; i < n; i++) {
 		const struct pm_map *m = pm_maps_find(s->maps, pid, s->pcs[i]);
 		struct pm_stack_frame f;
@@ -222,8 +371,9 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 		f.is_return = i > 0;
 		f.addr = s->pcs[i];
 		f.vaddr = m && m->sym ? (uint64_t)((int64_t)s->pcs[i] - m->bias) : s->pcs[i];
-		s->ids[i] = pm_stacks_frame(s->stacks, &f);
+		s->ids[nk + i] = pm_stacks_frame(s->stacks, &f);
 	}
+	n += nk;
 	if (status & PM_UNW_COMPLETE) {
 		s->complete++;
 	} else {
@@ -231,7 +381,7 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 		s->ids[n++] = s->cut_frame;
 		s->res->cut++;
 	}
-	pm_stacks_add(s->stacks, s->ids, n, values);
+	pm_stacks_add_tagged(s->stacks, smp->pid, smp->tid, s->ids, n, values);
 }
 
 static void on_record(struct session *s, const struct pm_rec *r)
@@ -246,8 +396,18 @@ static void on_record(struct session *s, const struct pm_rec *r)
 			break;
 		if (r->misc & PERF_RECORD_MISC_MMAP_DATA)
 			break;
-		pm_maps_add(s->maps, (pid_t)r->mmap.pid, r->mmap.addr, r->mmap.len, r->mmap.pgoff,
-			    r->mmap.filename);
+		{
+			struct pm_map_file fi;
+
+			memset(&fi, 0, sizeof(fi));
+			if (r->type == PERF_RECORD_MMAP2 && !r->mmap.build_id_size) {
+				fi.maj = r->mmap.maj;
+				fi.min = r->mmap.min;
+				fi.ino = r->mmap.ino;
+			}
+			pm_maps_add_file(s->maps, (pid_t)r->mmap.pid, r->mmap.addr, r->mmap.len,
+					 r->mmap.pgoff, r->mmap.filename, &fi);
+		}
 		flush_unwinder(s, (pid_t)r->mmap.pid);
 		break;
 	case PERF_RECORD_COMM:
@@ -257,8 +417,15 @@ static void on_record(struct session *s, const struct pm_rec *r)
 		}
 		break;
 	case PERF_RECORD_FORK:
+		if (!accept_record(s, r->sid.id, r->sid.tid))
+			break;
+		s->threads_live++;
 		if (r->task.pid != r->task.ppid)
 			pm_maps_fork(s->maps, (pid_t)r->task.ppid, (pid_t)r->task.pid);
+		break;
+	case PERF_RECORD_EXIT:
+		if (accept_record(s, r->sid.id, r->sid.tid) && s->threads_live > 0)
+			s->threads_live--;
 		break;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
@@ -283,11 +450,11 @@ static uint64_t rec_time(const struct pm_rec *r)
  */
 static void drain(struct session *s)
 {
-	struct pm_rec *cur = xcalloc(s->nfds, sizeof(*cur));
-	bool *have = xcalloc(s->nfds, sizeof(*have));
+	struct pm_rec *cur = xcalloc(s->nrings, sizeof(*cur));
+	bool *have = xcalloc(s->nrings, sizeof(*have));
 	size_t i;
 
-	for (i = 0; i < s->nfds; i++) {
+	for (i = 0; i < s->nrings; i++) {
 		const struct perf_event_header *h;
 		while ((h = pm_ring_next(s->rings[i]))) {
 			int rc = pm_rec_decode(h, &s->layout, &cur[i]);
@@ -303,7 +470,7 @@ static void drain(struct session *s)
 		size_t best = SIZE_MAX;
 		const struct perf_event_header *h;
 
-		for (i = 0; i < s->nfds; i++)
+		for (i = 0; i < s->nrings; i++)
 			if (have[i] && (best == SIZE_MAX || rec_time(&cur[i]) < rec_time(&cur[best])))
 				best = i;
 		if (best == SIZE_MAX)
@@ -320,7 +487,7 @@ static void drain(struct session *s)
 				s->bad_records++;
 		}
 	}
-	for (i = 0; i < s->nfds; i++)
+	for (i = 0; i < s->nrings; i++)
 		pm_ring_consume(s->rings[i]);
 	free(cur);
 	free(have);
@@ -337,6 +504,26 @@ static unsigned ring_pages(uint32_t stack_size)
 	return pages;
 }
 
+static void set_layout(struct session *s)
+{
+	pm_rec_layout_from_attr(&s->layout, &s->attr);
+	s->ip_idx = pm_rec_reg_index(s->attr.sample_regs_user, PERF_REG_X86_IP);
+	s->sp_idx = pm_rec_reg_index(s->attr.sample_regs_user, PERF_REG_X86_SP);
+	s->bp_idx = pm_rec_reg_index(s->attr.sample_regs_user, PERF_REG_X86_BP);
+}
+
+static void sampling_of(const struct pm_record_cfg *cfg, struct pm_evt_sampling *smp)
+{
+	memset(smp, 0, sizeof(*smp));
+	smp->freq = cfg->period ? 0 : (cfg->freq ? cfg->freq : PM_RECORD_DEFAULT_FREQ);
+	smp->period = cfg->period;
+	smp->stack_size = cfg->stack_size;
+	smp->regs_mask = PM_UNW_PERF_REGS_MASK; /* as open_events(): all of them, for DWARF CFI */
+	smp->callchain = true;
+	smp->kernel_callchain = cfg->kernel;
+	smp->tracking = true;
+}
+
 static int open_events(struct session *s, pid_t pid)
 {
 	const struct pm_record_cfg *cfg = s->cfg;
@@ -349,18 +536,20 @@ static int open_events(struct session *s, pid_t pid)
 	smp.freq = cfg->period ? 0 : (cfg->freq ? cfg->freq : PM_RECORD_DEFAULT_FREQ);
 	smp.period = cfg->period;
 	smp.stack_size = cfg->stack_size;
-	smp.regs_mask = (1ULL << PERF_REG_X86_IP) | (1ULL << PERF_REG_X86_SP) |
-			(1ULL << PERF_REG_X86_BP) | (1ULL << PERF_REG_X86_R14);
+	smp.regs_mask = PM_UNW_PERF_REGS_MASK; /* frames: all of them, for DWARF CFI */
 	smp.callchain = true;
-	smp.kernel_callchain = false;
+	smp.kernel_callchain = cfg->kernel;
 	smp.tracking = true;
 	smp.enable_on_exec = true;
 	smp.inherit = true;
 
 	ncpu = online_cpus(&cpus);
 	s->fds = xcalloc((size_t)ncpu, sizeof(int));
+	s->capfds = (size_t)ncpu;
 	s->rings = xcalloc((size_t)ncpu, sizeof(*s->rings));
 	for (;;) {
+		if (cfg->kernel) /* frames: kernel stacks need the kernel's time counted */
+			s->spec.exclude_kernel = false;
 		pm_evt_attr(&s->spec, &smp, &s->attr);
 		s->attr.watermark = 1;
 		s->attr.wakeup_watermark = pages * 4096 / 4;
@@ -393,6 +582,8 @@ static int open_events(struct session *s, pid_t pid)
 	free(cpus);
 	for (i = 0; i < (int)s->nfds; i++) {
 		err = pm_ring_open(&s->rings[i], s->fds[i], pages);
+		if (!err)
+			s->nrings = (size_t)i + 1;
 		if (err) {
 			set_err(s->res, PM_REC_ERR,
 				"cannot map the perf ring buffer (%u KiB): %s; raise ulimit -l or "
@@ -401,11 +592,419 @@ static int open_events(struct session *s, pid_t pid)
 			return err;
 		}
 	}
-	pm_rec_layout_from_attr(&s->layout, &s->attr);
-	s->ip_idx = pm_rec_reg_index(s->attr.sample_regs_user, PERF_REG_X86_IP);
-	s->sp_idx = pm_rec_reg_index(s->attr.sample_regs_user, PERF_REG_X86_SP);
-	s->bp_idx = pm_rec_reg_index(s->attr.sample_regs_user, PERF_REG_X86_BP);
+	set_layout(s);
 	return 0;
+}
+
+static void add_fd(struct session *s, int fd)
+{
+	PM_GROW(s->fds, s->capfds, s->nfds + 1);
+	s->fds[s->nfds++] = fd;
+}
+
+/*
+ * Open one event per CPU on thread @tid, disabled.  The first event on a
+ * CPU owns that CPU's ring; later ones write into it.  On failure the
+ * events of this thread are closed again; -errno (-ESRCH: the thread is
+ * gone).  s->err_set when the message is already in s->res.
+ */
+static int open_thread(struct session *s, pid_t tid)
+{
+	size_t first = s->nfds;
+	int i, err = 0;
+
+	for (i = 0; i < s->ncpu; i++) {
+		uint64_t id = 0;
+		int fd = pm_evt_open(&s->attr, tid, s->cpus[i], -1);
+
+		if (fd < 0) {
+			err = fd;
+			break;
+		}
+		add_fd(s, fd);
+		if (!s->rings[i]) {
+			err = pm_ring_open(&s->rings[i], fd, s->pages);
+			if (err) {
+				set_err(s->res, PM_REC_ERR,
+					"cannot map the perf ring buffer (%u KiB): %s; raise ulimit -l "
+					"or kernel.perf_event_mlock_kb",
+					s->pages * 4, strerror(-err));
+				s->err_set = true;
+				break;
+			}
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pm_ring_fd(s->rings[i])) < 0) {
+			err = -errno;
+			set_err(s->res, PM_REC_ERR, "cannot share the ring buffer of CPU %d: %s",
+				s->cpus[i], strerror(errno));
+			s->err_set = true;
+			break;
+		}
+		if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0)
+			idtab_put(&s->id_owner, id, (int32_t)tid);
+	}
+	if (err) {
+		/* a ring stays with its first fd: keep those fds open */
+		while (s->nfds > first) {
+			int fd = s->fds[s->nfds - 1];
+			bool owner = false;
+			for (i = 0; i < s->ncpu; i++)
+				owner = owner || (s->rings[i] && pm_ring_fd(s->rings[i]) == fd);
+			if (owner)
+				break;
+			close(fd);
+			s->nfds--;
+		}
+		return err;
+	}
+	idtab_put(&s->chosen, (uint64_t)tid, (int32_t)tid);
+	s->res->threads++;
+	return 0;
+}
+
+static bool opened(struct session *s, pid_t tid)
+{
+	int32_t c;
+
+	return idtab_get(&s->chosen, (uint64_t)tid, &c) && c == tid;
+}
+
+/* The attach error for @err on process @p. */
+static void attach_err(struct session *s, const struct aproc *p, pid_t tid, int err)
+{
+	char buf[512];
+
+	if (s->err_set)
+		return;
+	pm_evt_strerror(err, &s->spec, &s->attr, buf, sizeof(buf));
+	if (tid != p->pid)
+		set_err(s->res, PM_REC_ERR, "cannot attach to thread %d of PID %d (%s): %s", (int)tid,
+			(int)p->pid, p->comm, buf);
+	else
+		set_err(s->res, PM_REC_ERR, "cannot attach to PID %d (%s): %s", (int)p->pid, p->comm,
+			buf);
+	s->err_set = true;
+}
+
+/*
+ * Open on one thread, falling back from a hardware event to cpu-clock on
+ * the very first open.  0, 1 when the thread is gone, -errno.
+ */
+static int attach_thread(struct session *s, struct aproc *p, pid_t tid)
+{
+	int rc;
+
+	for (;;) {
+		rc = open_thread(s, tid);
+		if (rc == -ESRCH)
+			return 1;
+		if (rc && !s->err_set && s->res->threads == 0 && s->spec.hardware &&
+		    pm_evt_err_unsupported(rc)) {
+			char e[256];
+			struct pm_evt_sampling smp;
+
+			pm_warn("%s is not supported here (no hardware PMU); falling back to cpu-clock",
+				s->spec.name);
+			if (pm_evt_parse("cpu-clock", &s->spec, e, sizeof(e)) < 0)
+				break;
+			if (s->cfg->kernel)
+				s->spec.exclude_kernel = false;
+			sampling_of(s->cfg, &smp);
+			smp.inherit = s->attr.inherit;
+			pm_evt_attr(&s->spec, &smp, &s->attr);
+			s->attr.watermark = 1;
+			s->attr.wakeup_watermark = s->pages * 4096 / 4;
+			continue;
+		}
+		break;
+	}
+	if (rc) {
+		attach_err(s, p, tid, rc);
+		return rc;
+	}
+	p->nopened++;
+	return 0;
+}
+
+static double env_seconds(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	double d;
+
+	if (!v || !*v)
+		return 0;
+	d = strtod(v, &end);
+	return *end || d < 0 || d > 60 ? 0 : d;
+}
+
+/*
+ * Open the events on every target thread, listing /proc/PID/task again
+ * until a pass finds no new thread, then enable them all.  0 or -1 with
+ * the error in s->res.
+ */
+static int attach_all(struct session *s)
+{
+	struct pm_evt_sampling smp;
+	struct rlimit rl;
+	uint64_t t0;
+	double delay;
+	size_t i, k;
+	int rc;
+
+	/* one fd per thread and CPU: take what the hard limit allows */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	s->ncpu = online_cpus(&s->cpus);
+	s->rings = xcalloc((size_t)s->ncpu, sizeof(*s->rings));
+	s->nrings = (size_t)s->ncpu;
+	s->pages = ring_pages(s->cfg->stack_size);
+	sampling_of(s->cfg, &smp);
+	/* -t is one thread only; a process is followed into its new threads */
+	smp.inherit = true;
+	if (s->cfg->kernel) /* as open_events() */
+		s->spec.exclude_kernel = false;
+	pm_evt_attr(&s->spec, &smp, &s->attr);
+	s->attr.watermark = 1;
+	s->attr.wakeup_watermark = s->pages * 4096 / 4;
+
+	/* test hook: widen the window between the checks and the attach */
+	delay = env_seconds("PMUPROF_TEST_ATTACH_DELAY");
+	if (delay > 0)
+		usleep((useconds_t)(delay * 1e6));
+
+	t0 = pm_now_ns();
+	for (i = 0; i < s->nprocs; i++) {
+		struct aproc *p = &s->procs[i];
+		int pass;
+
+		if (p->tids) {
+			for (k = 0; k < p->ntids; k++) {
+				/* per thread without inherit: only this thread */
+				s->attr.inherit = 0;
+				rc = attach_thread(s, p, p->tids[k]);
+				if (rc < 0)
+					return -1;
+			}
+			s->attr.inherit = smp.inherit;
+		} else {
+			s->attr.inherit = 1;
+			for (pass = 0; pass < 1000; pass++) {
+				pid_t *tids;
+				long n = pm_target_threads(p->pid, &tids);
+				size_t fresh = 0;
+
+				if (n <= 0)
+					break;
+				for (k = 0; k < (size_t)n; k++) {
+					if (opened(s, tids[k]))
+						continue;
+					rc = attach_thread(s, p, tids[k]);
+					if (rc < 0) {
+						free(tids);
+						return -1;
+					}
+					fresh += rc == 0;
+				}
+				free(tids);
+				if (!fresh)
+					break;
+			}
+		}
+		if (!p->nopened) {
+			set_err(s->res, PM_REC_ERR,
+				p->tids ? "PID %d (%s): the threads given with -t exited before "
+					  "pmuprof could attach"
+					: "PID %d (%s) exited before pmuprof could attach",
+				(int)p->pid, p->comm);
+			return -1;
+		}
+	}
+	for (i = 0; i < s->nfds; i++)
+		if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0 && errno != ESRCH) {
+			set_err(s->res, PM_REC_ERR, "cannot enable the events: %s", strerror(errno));
+			return -1;
+		}
+	s->res->attach_ms = (double)(pm_now_ns() - t0) / 1e6;
+	s->res->events = s->nfds;
+	s->threads_live = (int64_t)s->res->threads;
+	set_layout(s);
+	/*
+	 * The address space after enabling: a mapping made in between is in
+	 * both this snapshot and an MMAP2 record, which pm_maps ignores twice.
+	 */
+	for (i = 0; i < s->nprocs; i++)
+		pm_maps_load_proc(s->maps, s->procs[i].pid);
+	return 0;
+}
+
+static bool proc_exited(struct aproc *p)
+{
+	size_t k;
+
+	if (p->exited)
+		return true;
+	if (p->tids) {
+		bool any = false;
+		for (k = 0; k < p->ntids && !any; k++)
+			any = pm_target_has_thread(p->pid, p->tids[k]);
+		p->exited = !any;
+	} else if (p->pidfd >= 0) {
+		p->exited = pm_target_pidfd_exited(p->pidfd);
+	} else {
+		struct pm_task_info ti;
+		p->exited = pm_target_task_info(p->pid, &ti) < 0 || ti.state == 'Z' ||
+			    ti.state == 'X';
+	}
+	return p->exited;
+}
+
+static bool all_exited(struct session *s)
+{
+	bool all = true;
+	size_t i;
+
+	for (i = 0; i < s->nprocs; i++)
+		all = proc_exited(&s->procs[i]) && all;
+	return all;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct aproc *find_proc(struct session *s, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < s->nprocs; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	return NULL;
+}
+
+static struct aproc *add_proc(struct session *s, const struct pm_task_info *ti)
+{
+	struct aproc *p;
+
+	s->procs = xrealloc(s->procs, (s->nprocs + 1) * sizeof(*s->procs));
+	p = &s->procs[s->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = ti->tgid;
+	snprintf(p->comm, sizeof(p->comm), "%s", ti->comm);
+	p->pidfd = -1;
+	return p;
+}
+
+/* Check -p and -t against /proc, before anything is opened.  0 or -1 with s->res set. */
+static int check_targets(struct session *s)
+{
+	const struct pm_record_cfg *cfg = s->cfg;
+	struct pm_task_info ti;
+	size_t i;
+
+	for (i = 0; i < cfg->npids; i++) {
+		pid_t pid = cfg->pids[i];
+
+		if (find_proc(s, pid))
+			continue;
+		if (pm_target_task_info(pid, &ti) < 0) {
+			set_err(s->res, PM_REC_ERR, "no process with PID %d", (int)pid);
+			return -1;
+		}
+		if (ti.kthread) {
+			set_err(s->res, PM_REC_ERR,
+				"PID %d (%s) is a kernel thread: it has no user space to profile",
+				(int)pid, ti.comm);
+			return -1;
+		}
+		if (ti.tgid != pid) {
+			set_err(s->res, PM_REC_ERR,
+				"PID %d is a thread of process %d: use -p %d, or -t %d for this thread "
+				"alone",
+				(int)pid, (int)ti.tgid, (int)ti.tgid, (int)pid);
+			return -1;
+		}
+		if (ti.state == 'Z' || ti.state == 'X') {
+			set_err(s->res, PM_REC_ERR, "PID %d (%s) has exited: nothing to profile",
+				(int)pid, ti.comm);
+			return -1;
+		}
+		add_proc(s, &ti);
+	}
+	for (i = 0; i < cfg->ntids; i++) {
+		pid_t tid = cfg->tids[i];
+		struct aproc *p;
+		size_t k;
+
+		if (pm_target_task_info(tid, &ti) < 0) {
+			set_err(s->res, PM_REC_ERR, "no thread with TID %d", (int)tid);
+			return -1;
+		}
+		if (ti.kthread) {
+			set_err(s->res, PM_REC_ERR,
+				"TID %d (%s) is a kernel thread: it has no user space to profile",
+				(int)tid, ti.comm);
+			return -1;
+		}
+		p = find_proc(s, ti.tgid);
+		if (cfg->npids && !p) {
+			if (cfg->npids == 1)
+				set_err(s->res, PM_REC_ERR,
+					"thread %d is not in process %d (it belongs to PID %d)", (int)tid,
+					(int)cfg->pids[0], (int)ti.tgid);
+			else
+				set_err(s->res, PM_REC_ERR,
+					"thread %d is in none of the -p processes (it belongs to PID %d)",
+					(int)tid, (int)ti.tgid);
+			return -1;
+		}
+		if (!pm_target_has_thread(ti.tgid, tid)) {
+			set_err(s->res, PM_REC_ERR, "thread %d has exited: nothing to profile",
+				(int)tid);
+			return -1;
+		}
+		if (!p) {
+			struct pm_task_info pi;
+			if (pm_target_task_info(ti.tgid, &pi) < 0)
+				pi = ti;
+			pi.tgid = ti.tgid;
+			p = add_proc(s, &pi);
+		}
+		for (k = 0; k < p->ntids && p->tids[k] != tid; k++)
+			;
+		if (k == p->ntids) {
+			p->tids = xrealloc(p->tids, (p->ntids + 1) * sizeof(*p->tids));
+			p->tids[p->ntids++] = tid;
+		}
+	}
+	for (i = 0; i < s->nprocs; i++) {
+		int fd = pm_target_pidfd(s->procs[i].pid);
+		s->procs[i].pidfd = fd >= 0 ? fd : -1;
+		if (s->procs[i].tids)
+			qsort(s->procs[i].tids, s->procs[i].ntids, sizeof(pid_t), cmp_pid);
+	}
+	return 0;
+}
+
+static void attach_summary(struct session *s)
+{
+	char pids[256];
+	size_t i, off = 0;
+
+	pids[0] = '\0';
+	for (i = 0; i < s->nprocs && off < sizeof(pids) - 16; i++)
+		off += (size_t)snprintf(pids + off, sizeof(pids) - off, "%s%d", i ? "," : "",
+					(int)s->procs[i].pid);
+	fprintf(stderr,
+		"pmuprof: attached to %s %s%s%s%s: %" PRIu64 " thread%s, %" PRIu64 " events, in %.1f ms\n",
+		s->nprocs > 1 ? "PIDs" : "PID", pids, s->nprocs == 1 ? " (" : "",
+		s->nprocs == 1 ? s->procs[0].comm : "", s->nprocs == 1 ? ")" : "",
+		s->res->threads, s->res->threads == 1 ? "" : "s", s->res->events, s->res->attach_ms);
 }
 
 static void progress(struct session *s, bool final)
@@ -416,8 +1015,48 @@ static void progress(struct session *s, bool final)
 		fprintf(stderr, "\r\033[K");
 		return;
 	}
-	fprintf(stderr, "\r\033[K[ pmuprof: %.1f s, %" PRIu64 " samples, %" PRIu64 " lost ]", t,
-		s->res->samples, s->res->lost);
+	fprintf(stderr,
+		"\r\033[K[ pmuprof: %.1f s, %" PRIu64 " samples, %" PRIu64 " lost, %" PRId64
+		" thread%s ]",
+		t, s->res->samples, s->res->lost, s->threads_live, s->threads_live == 1 ? "" : "s");
+}
+
+/*
+ * frames: a kernel frame, named from /proc/kallsyms, in one "[kernel.kallsyms]"
+ * mapping (report's folded output marks frames of mappings named "[kernel..."
+ * with "_[k]").  When the addresses are hidden (kptr_restrict), says so once.
+ */
+struct kstate {
+	struct pm_ksyms *ks;
+	uint64_t map;
+	bool tried;
+};
+
+static uint64_t kernel_loc(struct pm_profile *p, const struct pm_stack_frame *f, struct kstate *k)
+{
+	struct pm_prof_line line;
+	const char *name;
+	uint64_t lo, hi;
+
+	if (!k->tried) {
+		int rc = pm_ksyms_load(&k->ks, NULL);
+
+		k->tried = true;
+		if (rc == -EPERM)
+			pm_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames "
+				"stay unnamed; run as root or set kernel.kptr_restrict=0");
+		else if (rc < 0)
+			pm_warn("cannot read /proc/kallsyms: %s: kernel frames stay unnamed",
+				strerror(-rc));
+		pm_ksyms_range(k->ks, &lo, &hi);
+		k->map = pm_prof_mapping(p, lo, hi ? hi : UINT64_MAX, 0, "[kernel.kallsyms]", "");
+	}
+	name = pm_ksyms_find(k->ks, f->addr - (f->is_return ? 1 : 0), NULL);
+	if (!name)
+		return pm_prof_loc(p, k->map, f->addr, NULL, 0);
+	line.func_id = pm_prof_func(p, name, name, "", 0);
+	line.line = 0;
+	return pm_prof_loc(p, k->map, f->addr, &line, 1);
 }
 
 /* Symbolize every distinct frame once and build the pprof profile. */
@@ -432,6 +1071,7 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 	struct pm_frame fr[MAX_FRAMES_SYM];
 	struct pm_prof_line lines[MAX_FRAMES_SYM];
 	bool cpu = strcmp(s->spec.value_unit, "nanoseconds") == 0;
+	struct kstate ks = { NULL, 0, false };
 	char *c;
 
 	pm_prof_add_sample_type(p, "samples", "count");
@@ -460,6 +1100,17 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 	c = xasprintf("stacks cut: %" PRIu64 " of %" PRIu64, s->res->cut, s->res->samples);
 	pm_prof_add_comment(p, c);
 	free(c);
+	if (s->attach) {
+		c = xasprintf("attached: %" PRIu64 " threads, %" PRIu64 " events, %.1f ms",
+			      s->res->threads, s->res->events, s->res->attach_ms);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
+	if (s->dups) {
+		c = xasprintf("records from a second inherited event set dropped: %" PRIu64, s->dups);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
 
 	for (i = 0; i < nframes; i++) {
 		const struct pm_stack_frame *f = pm_stacks_frame_at(s->stacks, (uint32_t)i);
@@ -468,6 +1119,10 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 		uint64_t mid = 0;
 		size_t nf = 0, k;
 
+		if (f->map_id == KERNEL_MAP) {
+			loc_of[i] = kernel_loc(p, f, &ks);
+			continue;
+		}
 		if (i == s->cut_frame) {
 			lines[0].func_id = pm_prof_func(p, "[truncated]", "[truncated]", "", 0);
 			lines[0].line = 0;
@@ -504,15 +1159,24 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 		size_t n, k;
 		const int64_t *v;
 		const uint32_t *ids = pm_stacks_at(s->stacks, i, &n, &v);
+		struct pm_prof_label lab[2];
+		uint32_t pid, tid;
 
+		pm_stacks_tags(s->stacks, i, &pid, &tid);
+		memset(lab, 0, sizeof(lab));
+		lab[0].key = "pid";
+		lab[0].num = pid;
+		lab[1].key = "thread";
+		lab[1].num = tid;
 		for (k = 0; k < n; k++)
 			locs[k] = loc_of[ids[k]];
-		pm_prof_add(p, locs, n, v, NULL, 0);
+		pm_prof_add(p, locs, n, v, lab, 2);
 	}
 	free(locs);
 	free(loc_of);
 	free(map_of);
 	free(map_unresolved);
+	pm_ksyms_free(ks.ks);
 	return p;
 }
 
@@ -529,12 +1193,13 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	bool forwarded = false, killed = false;
 	struct pm_stack_frame cut = { PM_STACKS_NO_MAP, false, 0, 0 };
 	long maxrate;
-	size_t i;
+	size_t i, npfd;
 
 	memset(res, 0, sizeof(*res));
 	memset(&s, 0, sizeof(s));
 	s.cfg = cfg;
 	s.res = res;
+	s.attach = !cfg->argv;
 
 	if (pm_evt_parse(cfg->event ? cfg->event : "cycles", &s.spec, err, sizeof(err)) < 0) {
 		set_err(res, PM_REC_USAGE, "%s", err);
@@ -548,68 +1213,106 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 			cfg->freq, maxrate);
 		return res->err;
 	}
+	if (s.attach && !cfg->npids && !cfg->ntids) {
+		set_err(res, PM_REC_USAGE, "nothing to record: give a command, -p PID or -t TID");
+		return res->err;
+	}
+	if (s.attach && check_targets(&s))
+		goto out;
 	rc = check_output(output);
 	if (rc) {
 		set_err(res, PM_REC_ERR, "cannot write '%s': %s", output,
 			rc == -ENOTTY ? "refusing to write binary pprof to a terminal"
 				      : strerror(-rc));
-		return res->err;
-	}
-	path = pm_target_resolve(cfg->argv[0]);
-	if (!path) {
-		if (errno == ENOENT)
-			set_err(res, PM_REC_NOTFOUND, "cannot run '%s': command not found",
-				cfg->argv[0]);
-		else
-			set_err(res, PM_REC_NOEXEC, "cannot run '%s': %s", cfg->argv[0],
-				strerror(errno));
-		return res->err;
-	}
-	rc = pm_target_spawn(&tgt, path, cfg->argv);
-	if (rc) {
-		set_err(res, PM_REC_ERR, "cannot start '%s': %s", cfg->argv[0], strerror(-rc));
 		goto out;
 	}
 	s.maps = pm_maps_new();
 	s.stacks = pm_stacks_new(2);
 	s.cut_frame = pm_stacks_frame(s.stacks, &cut);
-	if (open_events(&s, pm_target_pid(tgt)))
-		goto out;
-
-	t0_wall = pm_wall_ns();
-	s.t_start = pm_now_ns();
-	rc = pm_target_start(tgt);
-	if (rc) {
-		set_err(res, rc == -ENOENT ? PM_REC_NOTFOUND : PM_REC_NOEXEC, "cannot run '%s': %s",
-			cfg->argv[0], strerror(-rc));
-		goto out;
+	if (s.attach) {
+		if (attach_all(&s))
+			goto out;
+		t0_wall = pm_wall_ns();
+		s.t_start = pm_now_ns();
+		if (!cfg->quiet)
+			attach_summary(&s);
+	} else {
+		path = pm_target_resolve(cfg->argv[0]);
+		if (!path) {
+			if (errno == ENOENT)
+				set_err(res, PM_REC_NOTFOUND, "cannot run '%s': command not found",
+					cfg->argv[0]);
+			else
+				set_err(res, PM_REC_NOEXEC, "cannot run '%s': %s", cfg->argv[0],
+					strerror(errno));
+			goto out;
+		}
+		rc = pm_target_spawn(&tgt, path, cfg->argv);
+		if (rc) {
+			set_err(res, PM_REC_ERR, "cannot start '%s': %s", cfg->argv[0],
+				strerror(-rc));
+			goto out;
+		}
+		if (open_events(&s, pm_target_pid(tgt)))
+			goto out;
+		t0_wall = pm_wall_ns();
+		s.t_start = pm_now_ns();
+		rc = pm_target_start(tgt);
+		if (rc) {
+			set_err(res, rc == -ENOENT ? PM_REC_NOTFOUND : PM_REC_NOEXEC,
+				"cannot run '%s': %s", cfg->argv[0], strerror(-rc));
+			goto out;
+		}
+		s.threads_live = 1;
 	}
 
-	pfd = xcalloc(s.nfds, sizeof(*pfd));
-	for (i = 0; i < s.nfds; i++) {
-		pfd[i].fd = s.fds[i];
+	/* the rings, then (attach) a pidfd per process, so an exit wakes the loop */
+	pfd = xcalloc(s.nrings + s.nprocs, sizeof(*pfd));
+	for (i = 0; i < s.nrings; i++) {
+		pfd[i].fd = s.rings[i] ? pm_ring_fd(s.rings[i]) : -1;
 		pfd[i].events = POLLIN;
 	}
+	npfd = s.nrings;
+	for (i = 0; i < s.nprocs; i++)
+		if (s.procs[i].pidfd >= 0) {
+			pfd[npfd].fd = s.procs[i].pidfd;
+			pfd[npfd++].events = POLLIN;
+		}
 	for (;;) {
 		uint64_t now;
+		bool done;
 
-		poll(pfd, s.nfds, 100);
+		if (poll(pfd, npfd, 100) > 0)
+			for (i = 0; i < s.nrings; i++)
+				/* an event whose thread is gone reports HUP for good: stop polling it */
+				if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
+					pfd[i].fd = -1;
+		for (i = s.nrings; i < npfd; i++)
+			if (pfd[i].revents)
+				pfd[i].fd = -1;
 		drain(&s);
 		now = pm_now_ns();
 		if (cfg->stop && *cfg->stop && !forwarded) {
-			pm_target_signal(tgt, *cfg->stop);
+			if (tgt)
+				pm_target_signal(tgt, *cfg->stop);
 			forwarded = true;
 			stop_at = now;
 		}
 		if (cfg->duration > 0 && !forwarded &&
 		    (double)(now - s.t_start) / 1e9 >= cfg->duration) {
-			pm_target_signal(tgt, SIGTERM);
+			if (tgt)
+				pm_target_signal(tgt, SIGTERM);
 			forwarded = true;
 			stop_at = now;
 		}
-		if (pm_target_poll(tgt, &status) != 0)
+		if (tgt)
+			done = pm_target_poll(tgt, &status) != 0;
+		else
+			/* attach: a stop or the end of every target; the targets are left alone */
+			done = forwarded || all_exited(&s);
+		if (done)
 			break;
-		if (forwarded && !killed && now - stop_at > 3000000000ULL) {
+		if (tgt && forwarded && !killed && now - stop_at > 3000000000ULL) {
 			/* it ignored the signal: stop it for good, the profile is what matters */
 			pm_target_signal(tgt, SIGKILL);
 			killed = true;
@@ -624,7 +1327,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	drain(&s);
 	if (cfg->progress)
 		progress(&s, true);
-	res->exit_code = pm_target_exit_code(status);
+	res->exit_code = tgt ? pm_target_exit_code(status) : 0;
 	res->seconds = (double)(pm_now_ns() - s.t_start) / 1e9;
 
 	prof = build_profile(&s, t0_wall, pm_now_ns() - s.t_start);
@@ -644,12 +1347,21 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 out:
 	pm_prof_free(prof);
 	free(pfd);
-	for (i = 0; i < s.nfds; i++) {
+	for (i = 0; i < s.nrings; i++)
 		pm_ring_free(s.rings[i]);
+	for (i = 0; i < s.nfds; i++)
 		close(s.fds[i]);
-	}
 	free(s.rings);
 	free(s.fds);
+	free(s.cpus);
+	for (i = 0; i < s.nprocs; i++) {
+		if (s.procs[i].pidfd >= 0)
+			close(s.procs[i].pidfd);
+		free(s.procs[i].tids);
+	}
+	free(s.procs);
+	idtab_free(&s.id_owner);
+	idtab_free(&s.chosen);
 	for (i = 0; i < s.nunws; i++)
 		pm_unw_free(s.unws[i].u);
 	free(s.unws);

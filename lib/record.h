@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define PM_RECORD_DEFAULT_FREQ 1000
 #define PM_RECORD_DEFAULT_STACK 16384
@@ -21,14 +22,27 @@ struct pm_record_cfg {
 	const char *output;          /* NULL = PM_RECORD_DEFAULT_OUTPUT */
 	double duration;             /* seconds, 0 = until the command exits */
 	uint32_t stack_size;         /* bytes of user stack per sample */
-	char *const *argv;           /* the command */
+	char *const *argv;           /* the command; NULL to attach (pids/tids) */
+	/*
+	 * Attach mode (argv NULL): every thread of each process in @pids,
+	 * those alive now and those it creates later, until it exits; and/or
+	 * only the threads in @tids (each must belong to a process in @pids
+	 * when @pids is given; those processes are then limited to the given
+	 * threads).  The target is never stopped or signalled.
+	 */
+	const pid_t *pids;
+	size_t npids;
+	const pid_t *tids;
+	size_t ntids;
 	/*
 	 * Set by the caller's SIGINT/SIGTERM handler to the signal number;
-	 * the session forwards it to the command and finishes the profile.
+	 * the session forwards it to the command (never in attach mode) and
+	 * finishes the profile.
 	 */
 	volatile sig_atomic_t *stop;
 	bool quiet;                  /* no summary line */
 	bool progress;               /* a live progress line on stderr */
+	bool kernel;                 /* keep the kernel part of the callchain (--kernel) */
 };
 
 enum pm_record_err {
@@ -45,6 +59,10 @@ struct pm_record_result {
 	int exit_code;         /* the command's, shell-style */
 	uint64_t samples, lost, throttled, cut;
 	double seconds;
+	/* attach mode */
+	uint64_t threads;      /* threads attached at the start */
+	uint64_t events;       /* perf events opened */
+	double attach_ms;      /* from the first open to all enabled */
 };
 
 /* Run the session.  Returns res->err. */

@@ -468,7 +468,9 @@ static void sb_folded(struct sbuf *b, const char *name)
 /* A location's frames root-most first (physical caller, then its inlined callees). */
 static char *loc_fragment(const struct pm_profile *p, const struct pm_prof_loc *l)
 {
+	const struct pm_prof_mapping *m;
 	struct sbuf b = { 0 };
+	bool kernel;
 	size_t j;
 
 	if (!l->nlines) {
@@ -478,6 +480,8 @@ static char *loc_fragment(const struct pm_profile *p, const struct pm_prof_loc *
 		free(n);
 		return b.s;
 	}
+	m = pm_prof_mapping_by_id(p, l->mapping_id);
+	kernel = m && m->file && strncmp(m->file, "[kernel", 7) == 0;
 	for (j = l->nlines; j-- > 0;) {
 		const struct pm_prof_func *f = line_func(p, &l->lines[j]);
 
@@ -485,6 +489,9 @@ static char *loc_fragment(const struct pm_profile *p, const struct pm_prof_loc *
 			sb_add(&b, ";", 1);
 		if (f) {
 			sb_folded(&b, f->name);
+			/* flame-graph tools colour kernel frames by this suffix */
+			if (kernel)
+				sb_add(&b, "_[k]", 4);
 		} else {
 			char *n = addr_name(p, l);
 

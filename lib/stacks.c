@@ -13,6 +13,7 @@
 struct stack {
 	uint64_t hash;
 	size_t off, n; /* into arena */
+	uint32_t pid, tid;
 };
 
 struct pm_stacks {
@@ -129,12 +130,19 @@ static void stack_rehash(struct pm_stacks *s)
 
 void pm_stacks_add(struct pm_stacks *s, const uint32_t *frames, size_t n, const int64_t *values)
 {
-	uint64_t hash = pm_hash(frames, n * sizeof(*frames), 0x5eed);
+	pm_stacks_add_tagged(s, 0, 0, frames, n, values);
+}
+
+void pm_stacks_add_tagged(struct pm_stacks *s, uint32_t pid, uint32_t tid, const uint32_t *frames,
+			  size_t n, const int64_t *values)
+{
+	uint64_t seed = 0x5eed ^ pm_hash_u64(((uint64_t)pid << 32) | tid);
+	uint64_t hash = pm_hash(frames, n * sizeof(*frames), seed);
 	size_t h = hash & (s->stab_size - 1), i, idx;
 
 	while (s->stab[h]) {
 		const struct stack *st = &s->stacks[s->stab[h] - 1];
-		if (st->hash == hash && st->n == n &&
+		if (st->hash == hash && st->n == n && st->pid == pid && st->tid == tid &&
 		    memcmp(s->arena + st->off, frames, n * sizeof(*frames)) == 0) {
 			int64_t *v = s->values + (size_t)(s->stab[h] - 1) * s->nvalues;
 			for (i = 0; i < s->nvalues; i++)
@@ -151,6 +159,8 @@ void pm_stacks_add(struct pm_stacks *s, const uint32_t *frames, size_t n, const 
 	s->stacks[idx].hash = hash;
 	s->stacks[idx].off = s->narena;
 	s->stacks[idx].n = n;
+	s->stacks[idx].pid = pid;
+	s->stacks[idx].tid = tid;
 	s->narena += n;
 	memcpy(s->values + idx * s->nvalues, values, s->nvalues * sizeof(*values));
 	s->stab[h] = (uint32_t)idx + 1;
@@ -170,4 +180,10 @@ const uint32_t *pm_stacks_at(const struct pm_stacks *s, size_t i, size_t *n,
 	*n = s->stacks[i].n;
 	*values = s->values + i * s->nvalues;
 	return s->arena + s->stacks[i].off;
+}
+
+void pm_stacks_tags(const struct pm_stacks *s, size_t i, uint32_t *pid, uint32_t *tid)
+{
+	*pid = s->stacks[i].pid;
+	*tid = s->stacks[i].tid;
 }

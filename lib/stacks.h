@@ -33,10 +33,18 @@ const struct pm_stack_frame *pm_stacks_frame_at(const struct pm_stacks *s, uint3
 
 /* Add @values (nvalues entries) to the stack @frames (leaf first). */
 void pm_stacks_add(struct pm_stacks *s, const uint32_t *frames, size_t n, const int64_t *values);
+/*
+ * The same, keyed on (pid, tid, stack): equal stacks of different threads
+ * stay separate entries.  pm_stacks_add() is this with pid = tid = 0.
+ */
+void pm_stacks_add_tagged(struct pm_stacks *s, uint32_t pid, uint32_t tid, const uint32_t *frames,
+			  size_t n, const int64_t *values);
 
 size_t pm_stacks_count(const struct pm_stacks *s);
 /* Stack @i: its frames (leaf first) and values; borrowed. */
 const uint32_t *pm_stacks_at(const struct pm_stacks *s, size_t i, size_t *n,
 			     const int64_t **values);
+/* The (pid, tid) stack @i was added with. */
+void pm_stacks_tags(const struct pm_stacks *s, size_t i, uint32_t *pid, uint32_t *tid);
 
 #endif

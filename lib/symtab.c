@@ -3,11 +3,22 @@
  * frame of every sample (pm_sym_func_info) is one binary search and one short
  * pcsp decode; the per-function unwind flags that come from names (goexit,
  * main.main, ...) are worked out once at open into a byte per function.
+ *
+ * Native code (C, libc, cgo) is described by libdw: the CFI row at a pc
+ * (.eh_frame, else .debug_frame) is reduced to the rules the unwinder can
+ * evaluate, and names, files and lines (inlined C functions included) come
+ * from DWARF, in the binary or in its separate debug file found by build
+ * ID under /usr/lib/debug/.build-id/.  libdw parses lazily and caches, so
+ * opening costs little until a native pc is asked about.
  */
+#include <dwarf.h>
 #include <elf.h>
+#include <elfutils/libdw.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elfimg.h"
 #include "gopclntab.h"
@@ -19,7 +30,14 @@ struct pm_sym {
 	struct pm_elf *elf;
 	struct pm_go *go;
 	uint8_t *gflags; /* enum pm_unw_func_flags from names and _func flags, per Go func */
+	struct pm_elf *debug; /* separate debug file (by build ID), or NULL */
+	Dwarf *dw;            /* DWARF of the binary, else of the debug file; NULL when none */
+	Dwarf_CFI *eh;        /* .eh_frame CFI (ours to end), or NULL */
+	Dwarf_CFI *dbgcfi;    /* .debug_frame CFI (owned by dw), or NULL */
 };
+
+#define DEBUG_ROOT "/usr/lib/debug/.build-id"
+
 
 /* Bottoms of stacks, matched by name (funcIDs change between versions). */
 static const char *const top_names[] = {
@@ -70,7 +88,41 @@ static void compute_flags(struct pm_sym *s)
 			s->gflags[i] |= PM_UNW_F_TOP;
 		if (!have_flags && in_list(name, spwrite_names, PM_ARRAY_SIZE(spwrite_names)))
 			s->gflags[i] |= PM_UNW_F_SPWRITE;
+		if (strcmp(name, "runtime.asmcgocall") == 0)
+			s->gflags[i] |= PM_UNW_F_CGOCALL | PM_UNW_F_SPWRITE;
 	}
+}
+
+/* A GNU build ID is hex; Go's fallback build ID is not, and names no debug file. */
+static bool is_hex_id(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n < 4 || n > 128 || n % 2)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static void open_dwarf(struct pm_sym *s)
+{
+	const char *id = pm_elf_build_id(s->elf);
+
+	s->eh = dwarf_getcfi_elf(pm_elf_libelf(s->elf));
+	s->dw = dwarf_begin_elf(pm_elf_libelf(s->elf), DWARF_C_READ, NULL);
+	if (!s->dw && is_hex_id(id)) {
+		char *path = xasprintf(DEBUG_ROOT "/%.2s/%s.debug", id, id + 2);
+
+		if (access(path, R_OK) == 0)
+			s->debug = pm_elf_open(path);
+		free(path);
+		if (s->debug)
+			s->dw = dwarf_begin_elf(pm_elf_libelf(s->debug), DWARF_C_READ, NULL);
+	}
+	if (s->dw)
+		s->dbgcfi = dwarf_getcfi(s->dw);
 }
 
 struct pm_sym *pm_sym_open(const char *path)
@@ -88,6 +140,7 @@ struct pm_sym *pm_sym_open(const char *path)
 		compute_flags(s);
 	else
 		s->go = NULL;
+	open_dwarf(s);
 	return s;
 }
 
@@ -96,6 +149,11 @@ void pm_sym_free(struct pm_sym *s)
 	if (!s)
 		return;
 	pm_go_free(s->go);
+	if (s->eh)
+		dwarf_cfi_end(s->eh);
+	if (s->dw)
+		dwarf_end(s->dw);
+	pm_elf_free(s->debug);
 	pm_elf_free(s->elf);
 	free(s->gflags);
 	free(s->path);
@@ -132,6 +190,121 @@ int64_t pm_sym_offset_to_vaddr(const struct pm_sym *s, uint64_t off)
 	return pm_elf_offset_to_vaddr(s->elf, off);
 }
 
+/* The ELF symbol at @pc: the binary's own tables, else its debug file's .symtab. */
+static const char *native_symbol(const struct pm_sym *s, uint64_t pc, uint64_t *start)
+{
+	const char *name = NULL;
+	uint64_t st = 0;
+
+	if (s->debug)
+		name = pm_elf_symbol(s->debug, pc, &st);
+	if (!name)
+		name = pm_elf_symbol(s->elf, pc, &st);
+	if (name && start)
+		*start = st;
+	return name;
+}
+
+/* The rule libdw gives for one register, reduced; false when not evaluable. */
+static bool reg_rule(Dwarf_Frame *fr, int regno, uint8_t *rule, int32_t *off)
+{
+	Dwarf_Op mem[3], *ops = NULL;
+	size_t nops = 0;
+	int64_t v = 0;
+	bool val = false;
+
+	*rule = PM_UNW_R_UNDEF;
+	*off = 0;
+	if (dwarf_frame_register(fr, regno, mem, &ops, &nops) != 0)
+		return false;
+	if (nops == 0) {
+		*rule = ops ? PM_UNW_R_UNDEF : PM_UNW_R_SAME;
+		return true;
+	}
+	if (nops == 1 && (ops[0].atom == DW_OP_regx ||
+			  (ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31))) {
+		uint64_t r = ops[0].atom == DW_OP_regx ? ops[0].number
+						       : (uint64_t)(ops[0].atom - DW_OP_reg0);
+		if (r >= PM_UNW_NREGS)
+			return false;
+		*rule = PM_UNW_R_REG;
+		*off = (int32_t)r;
+		return true;
+	}
+	if (ops[nops - 1].atom == DW_OP_stack_value) {
+		val = true;
+		nops--;
+	}
+	if (nops == 0 || ops[0].atom != DW_OP_call_frame_cfa)
+		return false;
+	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst)
+		v = (int64_t)ops[1].number;
+	else if (nops == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus)
+		v = (int64_t)ops[1].number;
+	else if (nops != 1)
+		return false;
+	if (v < INT32_MIN || v > INT32_MAX)
+		return false;
+	*rule = val ? PM_UNW_R_VAL : PM_UNW_R_OFFSET;
+	*off = (int32_t)v;
+	return true;
+}
+
+static int cfi_from(Dwarf_CFI *cfi, uint64_t pc, struct pm_unw_cfi *out)
+{
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Op *ops;
+	size_t nops;
+	uint64_t reg;
+	int64_t off;
+	int rc = -1;
+
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc, &fr) != 0)
+		return -1;
+	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || nops != 1)
+		goto out;
+	if (ops[0].atom == DW_OP_bregx) {
+		reg = ops[0].number;
+		off = (int64_t)ops[0].number2;
+	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		reg = (uint64_t)(ops[0].atom - DW_OP_breg0);
+		off = (int64_t)ops[0].number;
+	} else {
+		goto out; /* a CFA expression (PLT stubs, stack realignment) */
+	}
+	if (reg >= PM_DW_RA || off < INT32_MIN || off > INT32_MAX)
+		goto out;
+	memset(out, 0, sizeof(*out));
+	out->cfa_reg = (uint8_t)reg;
+	out->cfa_off = (int32_t)off;
+	for (int i = 0; i < PM_UNW_NREGS; i++) {
+		if (!reg_rule(fr, i, &out->rule[i], &out->off[i])) {
+			if (i == PM_DW_RA)
+				goto out;
+			out->rule[i] = PM_UNW_R_UNDEF;
+		}
+	}
+	if (out->rule[PM_DW_RA] == PM_UNW_R_UNDEF)
+		out->outermost = 1;
+	else if (out->rule[PM_DW_RA] != PM_UNW_R_OFFSET)
+		goto out;
+	out->valid = 1;
+	rc = 0;
+out:
+	free(fr);
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+/* The CFI row at native @pc: .eh_frame first (what the code ships), else .debug_frame. */
+static int cfi_row(const struct pm_sym *s, uint64_t pc, struct pm_unw_cfi *out)
+{
+	if (cfi_from(s->eh, pc, out) == 0)
+		return 0;
+	return cfi_from(s->dbgcfi, pc, out);
+}
+
 int pm_sym_func_info(const struct pm_sym *s, uint64_t pc, struct pm_unw_func *out)
 {
 	uint64_t start;
@@ -146,13 +319,81 @@ int pm_sym_func_info(const struct pm_sym *s, uint64_t pc, struct pm_unw_func *ou
 			return 0;
 		}
 	}
-	if (pm_elf_symbol(s->elf, pc, &start)) {
+	memset(&out->cfi, 0, sizeof(out->cfi));
+	if (native_symbol(s, pc, &start)) {
 		out->entry = start;
+		out->spdelta = -1;
+		out->flags = 0;
+		cfi_row(s, pc, &out->cfi);
+		return 0;
+	}
+	/* code without a symbol (static functions of a stripped library) still has CFI */
+	if (cfi_row(s, pc, &out->cfi) == 0) {
+		out->entry = pc;
 		out->spdelta = -1;
 		out->flags = 0;
 		return 0;
 	}
 	return -ENOENT;
+}
+
+/*
+ * Native frames from DWARF: the line table for the innermost, then one
+ * frame per inlined_subroutine scope out to the subprogram, each caller at
+ * the inlined call's DW_AT_call_file/line.  The physical function keeps
+ * its ELF symbol name when it has one.
+ */
+static size_t dwarf_frames(const struct pm_sym *s, uint64_t pc, struct pm_frame *out, size_t max)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	Dwarf_Line *ln;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0, n = 0;
+	const char *file = NULL, *sym;
+	int line = 0, ns;
+
+	if (!dwarf_addrdie(s->dw, pc, &cu))
+		return 0;
+	ln = dwarf_getsrc_die(&cu, pc);
+	if (ln) {
+		file = dwarf_linesrc(ln, NULL, NULL);
+		if (dwarf_lineno(ln, &line) != 0)
+			line = 0;
+	}
+	ns = dwarf_getscopes(&cu, pc, &scopes);
+	for (int i = 0; i < ns && n < max; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		const char *name;
+		int decl = 0;
+		Dwarf_Attribute a;
+		Dwarf_Word w;
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		name = dwarf_diename(&scopes[i]);
+		if (tag == DW_TAG_subprogram && (sym = native_symbol(s, pc, NULL)))
+			name = sym;
+		if (dwarf_decl_line(&scopes[i], &decl) != 0)
+			decl = 0;
+		out[n].func = name ? name : "??";
+		out[n].file = file ? file : "";
+		out[n].line = line;
+		out[n].start_line = decl;
+		n++;
+		if (tag == DW_TAG_subprogram)
+			break;
+		/* the caller's position: where this inlined body was called */
+		line = 0;
+		file = NULL;
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &w) == 0 &&
+		    w <= INT32_MAX)
+			line = (int)w;
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &w) == 0 &&
+		    (files || dwarf_getsrcfiles(&cu, &files, &nfiles) == 0) && w < nfiles)
+			file = dwarf_filesrc(files, w, NULL, NULL);
+	}
+	free(scopes);
+	return n;
 }
 
 size_t pm_sym_frames(const struct pm_sym *s, uint64_t pc, struct pm_frame *out, size_t max)
@@ -175,7 +416,12 @@ size_t pm_sym_frames(const struct pm_sym *s, uint64_t pc, struct pm_frame *out, 
 			return n;
 		}
 	}
-	name = pm_elf_symbol(s->elf, pc, NULL);
+	if (s->dw) {
+		size_t n = dwarf_frames(s, pc, out, max);
+		if (n)
+			return n;
+	}
+	name = native_symbol(s, pc, NULL);
 	if (!name)
 		return 0;
 	out[0].func = name;

@@ -3,10 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <dirent.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -220,4 +224,126 @@ int pm_target_exit_code(int status)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return 1;
+}
+
+#define PF_KTHREAD_FLAG 0x00200000u
+
+int pm_target_task_info(pid_t tid, struct pm_task_info *out)
+{
+	char path[64], *buf, *rp, *p;
+	unsigned long flags = 0;
+	int rc, field;
+
+	memset(out, 0, sizeof(*out));
+	if (tid <= 0)
+		return -ENOENT;
+	out->tid = tid;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	rc = pm_read_file(path, &buf, 4096);
+	if (rc < 0)
+		return rc == -ESRCH ? -ENOENT : rc;
+	/* "pid (comm) S ppid ...": comm may hold spaces and ')'; the last ')' ends it */
+	p = strchr(buf, '(');
+	rp = strrchr(buf, ')');
+	if (!p || !rp || rp < p || rp[1] != ' ' || !rp[2]) {
+		free(buf);
+		return -EINVAL;
+	}
+	snprintf(out->comm, sizeof(out->comm), "%.*s", (int)(rp - p - 1), p + 1);
+	out->state = rp[2];
+	/* field 9 (flags), counting the state as field 3 */
+	p = rp + 2;
+	for (field = 3; field < 9 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (p)
+		flags = strtoul(p, NULL, 10);
+	out->kthread = (flags & PF_KTHREAD_FLAG) != 0;
+	free(buf);
+
+	out->tgid = tid;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (pm_read_file(path, &buf, 1 << 16) >= 0) {
+		p = strstr(buf, "\nTgid:");
+		if (p) {
+			long v = strtol(p + 6, NULL, 10);
+			if (v > 0 && v <= INT_MAX)
+				out->tgid = (pid_t)v;
+		}
+		free(buf);
+	}
+	return 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+long pm_target_threads(pid_t pid, pid_t **out)
+{
+	char path[64];
+	struct dirent *de;
+	pid_t *v = NULL;
+	size_t n = 0, cap = 0;
+	DIR *d;
+
+	*out = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ESRCH ? -ENOENT : -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		long t = strtol(de->d_name, &end, 10);
+
+		if (end == de->d_name || *end || t <= 0 || t > INT_MAX)
+			continue;
+		PM_GROW(v, cap, n + 1);
+		v[n++] = (pid_t)t;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_pid);
+	*out = v;
+	return (long)n;
+}
+
+bool pm_target_has_thread(pid_t pid, pid_t tid)
+{
+	char path[80], *buf, *rp;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (pm_read_file(path, &buf, 4096) < 0)
+		return false;
+	rp = strrchr(buf, ')');
+	ok = rp && rp[1] == ' ' && rp[2] && rp[2] != 'Z' && rp[2] != 'X';
+	free(buf);
+	return ok;
+}
+
+int pm_target_pidfd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd < 0)
+		return -errno;
+	return (int)fd;
+#else
+	(void)pid;
+	return -ENOSYS;
+#endif
+}
+
+bool pm_target_pidfd_exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
 }

@@ -41,4 +41,36 @@ void pm_target_free(struct pm_target *t);
 /* Shell-style exit code of a waitpid status: the exit code, or 128 + signal. */
 int pm_target_exit_code(int status);
 
+/*
+ * Attaching: a process that is already running is only looked at through
+ * /proc; it is never stopped, traced or signalled.
+ */
+struct pm_task_info {
+	pid_t tid, tgid;         /* tgid == tid for a process's main thread */
+	char comm[32];
+	char state;              /* /proc stat state letter: R S D Z X ... */
+	bool kthread;            /* a kernel thread (PF_KTHREAD): no user space */
+};
+
+/* /proc/TID/stat and status of any task (a thread id works too).  0, -ENOENT, -errno. */
+int pm_target_task_info(pid_t tid, struct pm_task_info *out);
+
+/*
+ * The thread ids in /proc/PID/task, ascending, into a heap array.  The
+ * count, or -errno (-ENOENT: no such process).
+ */
+long pm_target_threads(pid_t pid, pid_t **out);
+
+/* Is @tid a thread of process @pid (and not a zombie)? */
+bool pm_target_has_thread(pid_t pid, pid_t tid);
+
+/*
+ * A pidfd for @pid (readable once the whole process has exited), or
+ * -errno (-ENOSYS before Linux 5.3).
+ */
+int pm_target_pidfd(pid_t pid);
+
+/* Has the process behind @pidfd exited?  Non-blocking. */
+bool pm_target_pidfd_exited(int pidfd);
+
 #endif

@@ -13,12 +13,31 @@
  * long invented one.  When the copy of the stack runs out, the kernel's
  * frame-pointer callchain (if the sample has one) is spliced in at the last
  * return address both agree on.
+ *
+ * Native code with DWARF CFI is walked by the CFI rows the lookup hands
+ * back, over a register file of the callee-saved registers: that is what
+ * gets through C compiled without frame pointers (the default at -O2).
+ * A Go frame leaves only SP and BP known (Go has no callee-saved
+ * registers), a frame-pointer step the same.
+ *
+ * cgo: runtime.asmcgocall switches to the g0 stack, aligns it and stores
+ * the goroutine's g at 48(SP) and its stack depth (g.stack.hi - SP) at
+ * 40(SP) before calling C, and has no frame of its own.  So once the C
+ * frames are unwound, SP is asmcgocall's, and the goroutine stack resumes
+ * at g.stack.hi - depth, its top word the return address into
+ * runtime.cgocall.  Reading g.stack.hi needs the target's memory
+ * (read_mem); without it the kernel's frame-pointer chain, which did
+ * cross onto the goroutine stack through cgocall's saved BP, is used from
+ * the point it agrees with what was unwound (runtime.cgocall's own frame
+ * is then lost: asmcgocall has no frame for the chain to see it through).
  */
 #include "unwind.h"
 
+#include <asm/perf_regs.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "util.h"
 
@@ -31,10 +50,13 @@ struct cache_ent {
 	struct pm_unw_func f;
 };
 
+#define GSTACK_MAX 32768
+
 struct pm_unw {
 	pm_unw_lookup_fn fn;
 	void *arg;
 	struct cache_ent cache[CACHE_SIZE];
+	uint8_t gstack[GSTACK_MAX]; /* goroutine stack read behind a cgo call */
 };
 
 struct pm_unw *pm_unw_new(pm_unw_lookup_fn fn, void *arg)
@@ -84,30 +106,14 @@ static int read_word(const struct pm_unw_input *in, uint64_t addr, uint64_t *out
 }
 
 /*
- * Continue from the kernel's callchain after the copy ran out at pcs[n-1].
- * The chain may lack the caller of a frameless leaf, so look for the
- * matching return address near the same depth first, then anywhere.
+ * Append chain[from..] to pcs while each return address checks out.
+ * Clears COPY_END on entry; sets COMPLETE, CUT, MAX or COPY_END.
  */
-static size_t splice_chain(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pcs,
-			   size_t n, size_t max, unsigned *status)
+static size_t follow_chain(struct pm_unw *u, const struct pm_unw_input *in, size_t from,
+			   uint64_t *pcs, size_t n, size_t max, unsigned *status)
 {
-	uint64_t last = pcs[n - 1];
-	size_t k, start = SIZE_MAX;
-
-	if (!in->chain || in->chain_len < 2)
-		return n;
-	for (k = n >= 2 ? n - 2 : 0; k < in->chain_len && k <= n + 1; k++)
-		if (in->chain[k] == last) {
-			start = k;
-			break;
-		}
-	for (k = 0; start == SIZE_MAX && k < in->chain_len; k++)
-		if (in->chain[k] == last)
-			start = k;
-	if (start == SIZE_MAX)
-		return n;
 	*status &= ~(unsigned)PM_UNW_COPY_END;
-	for (k = start + 1; k < in->chain_len; k++) {
+	for (size_t k = from; k < in->chain_len; k++) {
 		struct pm_unw_func f;
 		uint64_t ra = in->chain[k];
 
@@ -132,20 +138,181 @@ static size_t splice_chain(struct pm_unw *u, const struct pm_unw_input *in, uint
 	return n;
 }
 
+/*
+ * Continue from the kernel's callchain after the copy ran out at pcs[n-1].
+ * The chain may lack the caller of a frameless leaf, so look for the
+ * matching return address near the same depth first, then anywhere.
+ */
+static size_t splice_chain(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pcs,
+			   size_t n, size_t max, unsigned *status)
+{
+	uint64_t last = pcs[n - 1];
+	size_t k, start = SIZE_MAX;
+
+	if (!in->chain || in->chain_len < 2)
+		return n;
+	for (k = n >= 2 ? n - 2 : 0; k < in->chain_len && k <= n + 1; k++)
+		if (in->chain[k] == last) {
+			start = k;
+			break;
+		}
+	for (k = 0; start == SIZE_MAX && k < in->chain_len; k++)
+		if (in->chain[k] == last)
+			start = k;
+	if (start == SIZE_MAX)
+		return n;
+	return follow_chain(u, in, start + 1, pcs, n, max, status);
+}
+
+struct regs {
+	uint64_t r[PM_UNW_NREGS];
+	uint32_t valid;
+};
+
+static bool reg_get(const struct regs *rs, unsigned i, uint64_t *v)
+{
+	if (i >= PM_UNW_NREGS || !(rs->valid & (1u << i)))
+		return false;
+	*v = rs->r[i];
+	return true;
+}
+
+static void reg_set(struct regs *rs, unsigned i, uint64_t v)
+{
+	rs->r[i] = v;
+	rs->valid |= 1u << i;
+}
+
+/*
+ * One native step by a CFI row.  0 with the caller's registers in *nrs and
+ * its pc in *ra; 1 at the outermost frame; -1 when the row cannot be
+ * evaluated here (fall back to frame pointers); -2 when it needs stack
+ * beyond the copy.
+ */
+static int cfi_step(const struct pm_unw_input *in, const struct pm_unw_cfi *c,
+		    const struct regs *rs, struct regs *nrs, uint64_t *ra)
+{
+	uint64_t base, cfa;
+
+	if (!reg_get(rs, c->cfa_reg, &base))
+		return -1;
+	cfa = base + (uint64_t)(int64_t)c->cfa_off;
+	if (c->outermost)
+		return 1;
+	memset(nrs, 0, sizeof(*nrs));
+	for (unsigned i = 0; i < PM_UNW_NREGS; i++) {
+		uint64_t v, addr = cfa + (uint64_t)(int64_t)c->off[i];
+
+		switch (c->rule[i]) {
+		case PM_UNW_R_SAME:
+			if (reg_get(rs, i, &v))
+				reg_set(nrs, i, v);
+			break;
+		case PM_UNW_R_OFFSET:
+			if (read_word(in, addr, &v) < 0) {
+				if (i == PM_DW_RA)
+					return -2;
+				break;
+			}
+			reg_set(nrs, i, v);
+			break;
+		case PM_UNW_R_VAL:
+			reg_set(nrs, i, addr);
+			break;
+		case PM_UNW_R_REG:
+			if (reg_get(rs, (unsigned)c->off[i], &v))
+				reg_set(nrs, i, v);
+			break;
+		default:
+			break;
+		}
+	}
+	/* the CFA is the caller's SP by definition on x86_64 */
+	reg_set(nrs, PM_DW_RSP, cfa);
+	if (!reg_get(nrs, PM_DW_RA, ra))
+		return -1;
+	return 0;
+}
+
+/*
+ * At runtime.asmcgocall's return address with @rs its registers: find the
+ * goroutine stack behind the cgo call.  Returns 1 and switches *cur to a
+ * copy of it (its pc in *pc, its SP in *rs) when the target's memory can be read;
+ * 0 when it cannot.
+ */
+static int cgo_switch(struct pm_unw *u, struct pm_unw_input *cur, struct regs *rs, uint64_t *pc)
+{
+	uint64_t sp, depth, g, hi, gsp, len;
+
+	if (!cur->read_mem || !reg_get(rs, PM_DW_RSP, &sp))
+		return 0;
+	if (read_word(cur, sp + 40, &depth) < 0 || read_word(cur, sp + 48, &g) < 0)
+		return 0;
+	if (g == 0 || (g & 7) || cur->read_mem(cur->read_arg, g + 8, &hi, 8) != 0)
+		return 0;
+	if (depth == 0 || depth > hi || (depth & 7) || depth > (1ULL << 30))
+		return 0;
+	gsp = hi - depth;
+	len = PM_MIN(depth, (uint64_t)GSTACK_MAX);
+	if (cur->read_mem(cur->read_arg, gsp, u->gstack, (size_t)len) != 0)
+		return 0;
+	cur->sp = gsp;
+	cur->stack = u->gstack;
+	cur->stack_len = (size_t)len;
+	cur->chain = NULL;
+	cur->chain_len = 0;
+	/* [gsp] is the return address into runtime.cgocall: asmcgocall's caller */
+	memcpy(pc, u->gstack, 8);
+	memset(rs, 0, sizeof(*rs));
+	reg_set(rs, PM_DW_RSP, gsp + 8);
+	return 1;
+}
+
+/*
+ * Without the target's memory: the kernel's chain continues on the
+ * goroutine stack if it walked through cgocall's frame pointer.  Either it
+ * holds asmcgocall's return address (C kept frame pointers), or the sample's
+ * BP is the one recovered here (C never touched it) and chain[1] is the
+ * return address from cgocall's frame.
+ */
+static size_t cgo_chain(struct pm_unw *u, const struct pm_unw_input *in, const struct regs *rs,
+			uint64_t *pcs, size_t n, size_t max, unsigned *status)
+{
+	uint64_t bp;
+
+	if (!in->chain || in->chain_len < 2)
+		return n;
+	for (size_t k = 1; k < in->chain_len; k++)
+		if (in->chain[k] == pcs[n - 1])
+			return follow_chain(u, in, k + 1, pcs, n, max, status);
+	if (reg_get(rs, PM_DW_RBP, &bp) && bp == in->bp)
+		return follow_chain(u, in, 1, pcs, n, max, status);
+	return n;
+}
+
 size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pcs, size_t max,
 		   unsigned *status)
 {
-	uint64_t pc = in->ip, sp = in->sp, bp = in->bp;
+	struct pm_unw_input cur = *in;
+	struct regs rs;
+	uint64_t pc = in->ip;
 	size_t n = 0;
+	bool leaf = true, switched = false;
 
 	*status = 0;
 	if (max == 0)
 		return 0;
+	memset(&rs, 0, sizeof(rs));
+	for (unsigned i = 0; i < PM_UNW_NREGS; i++)
+		if (in->regs_valid & (1u << i))
+			reg_set(&rs, i, in->regs[i]);
+	reg_set(&rs, PM_DW_RSP, in->sp);
+	reg_set(&rs, PM_DW_RBP, in->bp);
 	pcs[n++] = pc;
 	for (;;) {
 		struct pm_unw_func f;
-		uint64_t ra, nsp, nbp = bp;
-		bool leaf = n == 1;
+		struct regs nrs;
+		uint64_t ra, sp = 0, nsp = 0, bp;
 
 		/* For return addresses, look up the call instruction. */
 		if (lookup(u, leaf ? pc : pc - 1, &f) < 0) {
@@ -153,7 +320,7 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 				*status |= PM_UNW_CUT;
 				break;
 			}
-			f.flags = 0;
+			memset(&f, 0, sizeof(f));
 			f.spdelta = -1;
 		}
 		if (f.flags & PM_UNW_F_MAIN)
@@ -163,39 +330,85 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 			break;
 		}
 		if ((f.flags & PM_UNW_F_SPWRITE) && !leaf) {
+			if ((f.flags & PM_UNW_F_CGOCALL) && !switched) {
+				/* C called from Go: continue on the goroutine stack */
+				uint64_t gpc;
+
+				if (cgo_switch(u, &cur, &rs, &gpc)) {
+					switched = true;
+					if (lookup(u, gpc - 1, &f) < 0) {
+						*status |= PM_UNW_CUT;
+						break;
+					}
+					if (n >= max) {
+						*status |= PM_UNW_MAX;
+						break;
+					}
+					pcs[n++] = gpc;
+					pc = gpc;
+					continue;
+				}
+				n = cgo_chain(u, &cur, &rs, pcs, n, max, status);
+				if (!(*status & (PM_UNW_COMPLETE | PM_UNW_MAX | PM_UNW_COPY_END)))
+					*status |= PM_UNW_CUT;
+				return n;
+			}
 			/* a stack switch (systemstack, mcall): the rest is elsewhere */
 			*status |= PM_UNW_CUT;
 			break;
 		}
+		reg_get(&rs, PM_DW_RSP, &sp);
+		bp = 0;
+		reg_get(&rs, PM_DW_RBP, &bp);
+		memset(&nrs, 0, sizeof(nrs));
 		if ((f.flags & PM_UNW_F_GO) && f.spdelta >= 0) {
-			uint64_t slot = sp + (uint64_t)f.spdelta;
+			uint64_t slot = sp + (uint64_t)f.spdelta, saved;
 
-			if (read_word(in, slot, &ra) < 0) {
+			if (read_word(&cur, slot, &ra) < 0) {
 				*status |= PM_UNW_COPY_END;
 				break;
 			}
 			/* the saved BP sits just below the return address once pushed */
-			if (f.spdelta >= 8) {
-				uint64_t saved;
-				if (read_word(in, slot - 8, &saved) == 0)
-					nbp = saved;
-			}
+			if (f.spdelta >= 8 && read_word(&cur, slot - 8, &saved) == 0)
+				reg_set(&nrs, PM_DW_RBP, saved);
+			else
+				reg_set(&nrs, PM_DW_RBP, bp);
 			nsp = slot + 8;
 		} else {
-			/* native code: frame-pointer chain */
-			if (bp < sp || (bp & 7)) {
-				*status |= PM_UNW_CUT;
+			int rc = f.cfi.valid ? cfi_step(&cur, &f.cfi, &rs, &nrs, &ra) : -1;
+
+			if (rc == 1) {
+				/* CFI says the return address is undefined: the outermost frame */
+				*status |= PM_UNW_COMPLETE;
 				break;
 			}
-			if (read_word(in, bp + 8, &ra) < 0 || read_word(in, bp, &nbp) < 0) {
+			if (rc == -2) {
 				*status |= PM_UNW_COPY_END;
 				break;
 			}
-			nsp = bp + 16;
-			if (ra == 0) {
-				/* the outermost frame of a C thread ends the chain */
-				*status |= PM_UNW_COMPLETE;
-				break;
+			if (rc == 0) {
+				reg_get(&nrs, PM_DW_RSP, &nsp);
+			} else {
+				/* native code without usable CFI: frame-pointer chain */
+				uint64_t nbp;
+
+				if (!(rs.valid & (1u << PM_DW_RBP)) || bp < sp || (bp & 7)) {
+					*status |= PM_UNW_CUT;
+					break;
+				}
+				if (read_word(&cur, bp + 8, &ra) < 0 ||
+				    read_word(&cur, bp, &nbp) < 0) {
+					*status |= PM_UNW_COPY_END;
+					break;
+				}
+				memset(&nrs, 0, sizeof(nrs));
+				reg_set(&nrs, PM_DW_RBP, nbp);
+				nsp = bp + 16;
+				if (ra == 0) {
+					/* the outermost frame of a C thread ends the chain */
+					*status |= PM_UNW_COMPLETE;
+					break;
+				}
 			}
 		}
 		if (ra == 0 || nsp <= sp) {
@@ -212,10 +425,59 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 		}
 		pcs[n++] = ra;
 		pc = ra;
-		sp = nsp;
-		bp = nbp;
+		reg_set(&nrs, PM_DW_RSP, nsp);
+		rs = nrs;
+		leaf = false;
 	}
-	if (*status & PM_UNW_COPY_END)
+	if ((*status & PM_UNW_COPY_END) && !switched)
 		n = splice_chain(u, in, pcs, n, max, status);
 	return n;
+}
+
+/* perf's x86_64 register for each DWARF register number */
+static const unsigned dw_to_perf[PM_UNW_NREGS] = {
+	[PM_DW_RAX] = PERF_REG_X86_AX, [PM_DW_RDX] = PERF_REG_X86_DX,
+	[PM_DW_RCX] = PERF_REG_X86_CX, [PM_DW_RBX] = PERF_REG_X86_BX,
+	[PM_DW_RSI] = PERF_REG_X86_SI, [PM_DW_RDI] = PERF_REG_X86_DI,
+	[PM_DW_RBP] = PERF_REG_X86_BP, [PM_DW_RSP] = PERF_REG_X86_SP,
+	[PM_DW_R8] = PERF_REG_X86_R8,  [PM_DW_R9] = PERF_REG_X86_R9,
+	[PM_DW_R10] = PERF_REG_X86_R10, [PM_DW_R11] = PERF_REG_X86_R11,
+	[PM_DW_R12] = PERF_REG_X86_R12, [PM_DW_R13] = PERF_REG_X86_R13,
+	[PM_DW_R14] = PERF_REG_X86_R14, [PM_DW_R15] = PERF_REG_X86_R15,
+	[PM_DW_RA] = PERF_REG_X86_IP,
+};
+
+void pm_unw_set_perf_regs(struct pm_unw_input *in, uint64_t mask, const uint64_t *regs,
+			  unsigned nregs)
+{
+	in->regs_valid = 0;
+	for (unsigned d = 0; d < PM_UNW_NREGS; d++) {
+		unsigned p = dw_to_perf[d], idx = 0;
+
+		if (p >= 64 || !(mask & (1ULL << p)))
+			continue;
+		/* index = number of sampled registers below bit p */
+		idx = (unsigned)__builtin_popcountll(mask & ((1ULL << p) - 1));
+		if (idx >= nregs)
+			continue;
+		in->regs[d] = regs[idx];
+		in->regs_valid |= 1u << d;
+	}
+	if (in->regs_valid & (1u << PM_DW_RA))
+		in->ip = in->regs[PM_DW_RA];
+	if (in->regs_valid & (1u << PM_DW_RSP))
+		in->sp = in->regs[PM_DW_RSP];
+	if (in->regs_valid & (1u << PM_DW_RBP))
+		in->bp = in->regs[PM_DW_RBP];
+}
+
+int pm_unw_read_pid(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	pid_t pid = *(const pid_t *)arg;
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
 }

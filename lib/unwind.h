@@ -10,6 +10,14 @@
  * against the lookup; the first that does not ends the walk, and the stack
  * is marked cut.  When the copy ends first, the kernel's frame-pointer
  * callchain (if the sample carries one) supplies the rest of the stack.
+ *
+ * Native frames whose lookup carries DWARF CFI rules (pm_unw_cfi) are
+ * unwound by those rules over a small register file (the x86_64 DWARF
+ * registers of the sample, pm_unw_input.regs); without CFI, by the
+ * frame-pointer chain.  A C function called by runtime.asmcgocall (cgo)
+ * continues on the goroutine stack: through @read_mem when the caller can
+ * read the target's memory, else through the kernel's frame-pointer chain
+ * when it agrees with the recovered frame pointer.
  */
 #ifndef PM_UNWIND_H
 #define PM_UNWIND_H
@@ -23,12 +31,42 @@ enum pm_unw_func_flags {
 	PM_UNW_F_TOP = 1 << 1,     /* bottom of a stack: runtime.goexit, mstart, rt0_go */
 	PM_UNW_F_SPWRITE = 1 << 2, /* switches stacks: cannot unwind past it */
 	PM_UNW_F_MAIN = 1 << 3,    /* main.main */
+	PM_UNW_F_CGOCALL = 1 << 4, /* runtime.asmcgocall: C runs on g0 above it */
+};
+
+/* x86_64 DWARF register numbers */
+enum pm_unw_dwreg {
+	PM_DW_RAX = 0, PM_DW_RDX, PM_DW_RCX, PM_DW_RBX, PM_DW_RSI, PM_DW_RDI, PM_DW_RBP, PM_DW_RSP,
+	PM_DW_R8, PM_DW_R9, PM_DW_R10, PM_DW_R11, PM_DW_R12, PM_DW_R13, PM_DW_R14, PM_DW_R15,
+	PM_DW_RA, /* the return address column (rip) */
+	PM_UNW_NREGS
+};
+
+enum pm_unw_rule {
+	PM_UNW_R_UNDEF = 0, /* not recoverable (caller-saved, or an unsupported expression) */
+	PM_UNW_R_SAME,      /* unchanged in the caller */
+	PM_UNW_R_OFFSET,    /* saved at CFA + off */
+	PM_UNW_R_VAL,       /* the caller's value is CFA + off */
+	PM_UNW_R_REG,       /* the caller's value is in register off */
+};
+
+/*
+ * One row of DWARF CFI, reduced to what the walk can evaluate: CFA = reg +
+ * off, and one rule per register.  valid == 0: no usable CFI at this pc.
+ * outermost: the return address is undefined (the bottom of a C stack).
+ */
+struct pm_unw_cfi {
+	uint8_t valid, outermost, cfa_reg;
+	int32_t cfa_off;
+	uint8_t rule[PM_UNW_NREGS]; /* enum pm_unw_rule */
+	int32_t off[PM_UNW_NREGS];
 };
 
 struct pm_unw_func {
 	uint64_t entry;
 	int32_t spdelta; /* bytes below the caller's SP at this pc, -1 = unknown */
 	unsigned flags;  /* enum pm_unw_func_flags */
+	struct pm_unw_cfi cfi; /* native code with DWARF CFI; zeroed when none */
 };
 
 /* 0 when @pc is in known code (fills *out), -ENOENT when not. */
@@ -40,6 +78,15 @@ struct pm_unw_input {
 	size_t stack_len;
 	const uint64_t *chain;  /* kernel callchain, user part only (no markers), may be NULL */
 	size_t chain_len;
+	/* Optional: every user register, by DWARF number; bit i of regs_valid says regs[i] is set. */
+	uint64_t regs[PM_UNW_NREGS];
+	uint32_t regs_valid;
+	/*
+	 * Optional: read @len bytes of the target at @addr (the goroutine stack
+	 * behind a cgo call).  0 when all were read.
+	 */
+	int (*read_mem)(void *arg, uint64_t addr, void *buf, size_t len);
+	void *read_arg;
 };
 
 enum pm_unw_status {
@@ -49,6 +96,26 @@ enum pm_unw_status {
 	PM_UNW_MAX = 1 << 3,      /* hit @max frames */
 	PM_UNW_SAW_MAIN = 1 << 4, /* main.main is on the stack */
 };
+
+/*
+ * The user registers to sample for DWARF unwinding: perf's full x86_64
+ * general-purpose set (AX..SS, R8..R15), as perf --call-graph dwarf asks.
+ */
+#define PM_UNW_PERF_REGS_MASK 0xff0fffULL
+
+/*
+ * Fill in->regs/regs_valid (and ip, sp, bp) from a sample's user registers
+ * @regs, @nregs of them in increasing bit order of @mask (perf's x86_64
+ * numbering, asm/perf_regs.h).
+ */
+void pm_unw_set_perf_regs(struct pm_unw_input *in, uint64_t mask, const uint64_t *regs,
+			  unsigned nregs);
+
+/*
+ * A read_mem for pm_unw_input: process_vm_readv from the process whose
+ * pid_t @arg points to.  0 when all @len bytes were read, else -errno.
+ */
+int pm_unw_read_pid(void *arg, uint64_t addr, void *buf, size_t len);
 
 /* Cache of lookups; one per unwinding thread. */
 struct pm_unw;

@@ -179,8 +179,13 @@ static int test_native(void)
 	CHECK_INT(f.flags, 0);
 	CHECK_INT(pm_sym_frames(s, want + 1, fr, 4), 1);
 	CHECK_STR(fr[0].func, "pm_test_sym_marker");
-	CHECK_STR(fr[0].file, "");
-	CHECK_INT(fr[0].line, 0);
+	/* this test is built with -g: DWARF gives the file and line */
+	CHECK(strstr(fr[0].file, "test-symtab.c") != NULL);
+	CHECK(fr[0].line > 140 && fr[0].line < 152);
+	/* and .eh_frame the CFI row: at entry+1 the CFA is SP+8 or +16 */
+	CHECK_INT(f.cfi.valid, 1);
+	CHECK_INT(f.cfi.rule[PM_DW_RA], PM_UNW_R_OFFSET);
+	CHECK_INT(f.cfi.off[PM_DW_RA], -8);
 	CHECK_INT(pm_sym_func_info(s, UINT64_MAX - 8, &f), -ENOENT);
 	pm_sym_free(s);
 	pm_sym_free(NULL);

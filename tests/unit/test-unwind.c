@@ -57,7 +57,8 @@ static int walk(uint64_t ip, uint8_t *stack, size_t len, const uint64_t *chain, 
 {
 	int calls = 0;
 	struct pm_unw *u = pm_unw_new(lookup, &calls);
-	struct pm_unw_input in = { ip, SP, 0, stack, len, chain, nchain };
+	struct pm_unw_input in = { .ip = ip, .sp = SP, .stack = stack, .stack_len = len,
+				   .chain = chain, .chain_len = nchain };
 	size_t n = pm_unw_walk(u, &in, pcs, max, status);
 
 	pm_unw_free(u);
@@ -139,6 +140,22 @@ static int test_copy_end_and_chain(void)
 	return PM_PASS;
 }
 
+static int test_no_copy_chain_only(void)
+{
+	uint64_t pcs[16];
+	uint64_t chain[] = { 0x1050, 0x2030, 0x3001 };
+	unsigned status;
+	int n;
+
+	/* --stack-size 0: the kernel's callchain is all there is, from its first entry */
+	n = walk(0x1050, NULL, 0, chain, 3, pcs, 16, &status);
+	CHECK_INT(n, 3);
+	CHECK_INT(pcs[1], 0x2030);
+	CHECK_INT(pcs[2], 0x3001);
+	CHECK(status & PM_UNW_COMPLETE);
+	return PM_PASS;
+}
+
 static int test_spwrite_stops(void)
 {
 	uint8_t st[256] = { 0 };
@@ -161,7 +178,8 @@ static int test_native_fp(void)
 	int calls = 0;
 	struct pm_unw *u = pm_unw_new(lookup, &calls);
 	/* C at 0x5010 with BP = SP+0x10: [bp] = next bp (SP+0x40), [bp+8] = ret into C again */
-	struct pm_unw_input in = { 0x5010, SP, SP + 0x10, st, sizeof(st), NULL, 0 };
+	struct pm_unw_input in = { .ip = 0x5010, .sp = SP, .bp = SP + 0x10, .stack = st,
+				   .stack_len = sizeof(st) };
 	size_t n;
 
 	put(st, SP + 0x10, SP + 0x40);
@@ -198,7 +216,7 @@ static int test_cache_hits(void)
 	unsigned status;
 	int calls = 0, i;
 	struct pm_unw *u = pm_unw_new(lookup, &calls);
-	struct pm_unw_input in = { 0x1050, SP, 0, st, sizeof(st), NULL, 0 };
+	struct pm_unw_input in = { .ip = 0x1050, .sp = SP, .stack = st, .stack_len = sizeof(st) };
 
 	put(st, SP + 0x20, 0x2030);
 	put(st, SP + 0x28 + 0x10, 0x3001);
@@ -247,6 +265,7 @@ static const struct pm_test tests[] = {
 	{ "leaf-before-prologue", test_leaf_before_prologue },
 	{ "bad-return-is-cut", test_bad_return_is_cut },
 	{ "copy-end-and-chain", test_copy_end_and_chain },
+	{ "no-copy-chain-only", test_no_copy_chain_only },
 	{ "spwrite-stops", test_spwrite_stops },
 	{ "native-fp", test_native_fp },
 	{ "max-frames", test_max_frames },

@@ -1,0 +1,128 @@
+#!/bin/sh
+# Every frame right: native code by DWARF CFI, cgo across the stack switch,
+# inlined Go frames, a frameless Go leaf, kernel frames with --kernel, and
+# completeness measured against perf record --call-graph dwarf on the same
+# fixtures in the same run (pmuprof's share printed and >= perf's).
+. "$(dirname "$0")/lib.sh"
+need_perf
+need_cmd frames gcc
+need_file frames "$GOFIX/inline" "$GOFIX/leaf" "$GOFIX/cgo" "$GOFIX/shares-stripped"
+
+# complete: the stack reaches its root (runtime.goexit, main.main, or C main)
+# and has no [truncated] marker
+complete_of() {
+	awk '{ n = $NF; total += n; line = $0; sub(/ [0-9]+$/, "", line);
+		k = split(line, fr, ";"); ok = 0; bad = 0;
+		for (i = 1; i <= k; i++) { if (fr[i] == "runtime.goexit" || fr[i] == "main.main" || fr[i] == "main") ok = 1;
+			if (fr[i] == "[truncated]") bad = 1 }
+		if (ok && !bad) good += n }
+		END { if (total == 0) print "0.0"; else printf "%.1f\n", 100 * good / total }' "$1"
+}
+
+# perf script -> folded (root first), one line per sample
+perf_folded() {
+	perf script -i "$1" -F ip,sym 2>/dev/null | awk '
+		/^[ \t]*$/ { if (n) { s = fr[n]; for (i = n - 1; i >= 1; i--) s = s ";" fr[i]; print s, 1 } n = 0; next }
+		{ sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); fr[++n] = sym }
+		END { if (n) { s = fr[n]; for (i = n - 1; i >= 1; i--) s = s ";" fr[i]; print s, 1 } }'
+}
+
+rec() { # NAME ARGS...: pmuprof record into $T/NAME.{pb.gz,folded}
+	_r=$1
+	shift
+	if "$PMUPROF" record -q -e cpu-clock -F 1000 -o "$T/$_r.pb.gz" "$@" >/dev/null 2>"$T/$_r.err"; then
+		"$PMUPROF" report -i "$T/$_r.pb.gz" --folded >"$T/$_r.folded"
+	else
+		: >"$T/$_r.folded"
+		sed 's/^/    /' "$T/$_r.err" | head -3
+	fi
+}
+
+gcc -O2 -g -fomit-frame-pointer -o "$T/cburn" "$top/tests/c/burn/main.c" || { fail c-build; exit 0; }
+gcc -O2 -g -o "$T/csys" "$top/tests/c/sys/main.c" || { fail c-build; exit 0; }
+(cd "$top/tests/go/inline" && GOCACHE=$FIX/gocache GO111MODULE=off "$GO" build -gcflags=-l -o "$T/inline-l" .) ||
+	{ fail inline-build; exit 0; }
+
+# ---- a plain C program, no frame pointers: stacks reach main and _start
+rec cburn -- "$T/cburn" 0.5
+c=$(complete_of "$T/cburn.folded")
+echo "# cburn (C, -fomit-frame-pointer): complete $c %"
+if awk -v c="$c" 'BEGIN { exit !(c >= 95) }'; then pass c-reaches-main; else fail c-reaches-main "$c %"; fi
+if grep -q '^_start;.*;main;.*work;leaf_loop [0-9]*$' "$T/cburn.folded"; then pass c-leaf-stack; else
+	fail c-leaf-stack "$(sort -t' ' -k2 -rn "$T/cburn.folded" | head -2 | tr '\n' '|')"; fi
+if grep -q ';sort_some;.*msort' "$T/cburn.folded"; then pass c-libc-frames; else fail c-libc-frames; fi
+
+# ---- cgo: C -> cgo -> Go to runtime.goexit
+rec cgo -- "$GOFIX/cgo" -scale 0.3
+tot=$(folded_total "$T/cgo.folded")
+full=$(grep -E '^runtime\.goexit;main\.main\.func1;main\.worker;main\._Cfunc_cburn;runtime\.cgocall;runtime\.asmcgocall;_cgo_[0-9a-f]+_Cfunc_cburn;cburn;cburn_inner [0-9]+$' "$T/cgo.folded" | awk '{ t += $NF } END { print t + 0 }')
+echo "# cgo: $full of $tot samples on the full stack C -> cgo -> Go -> runtime.goexit"
+# with runtime.cgocall needs the goroutine stack read from the process; once it
+# has exited (the last drain) the kernel's chain gives the rest, without cgocall
+part=$(grep -E '^runtime\.goexit;main\.main\.func1;main\.worker;main\._Cfunc_cburn;(runtime\.cgocall;)?runtime\.asmcgocall;_cgo_[0-9a-f]+_Cfunc_cburn;cburn;cburn_inner [0-9]+$' "$T/cgo.folded" | awk '{ t += $NF } END { print t + 0 }')
+if [ "$tot" -gt 0 ] && [ $((full * 100)) -ge $((tot * 50)) ] && [ $((part * 100)) -ge $((tot * 95)) ]; then pass cgo-continuous; else
+	fail cgo-continuous "$(sort -t' ' -k2 -rn "$T/cgo.folded" | head -2 | tr '\n' '|')"; fi
+
+# ---- inlining: the same logical stacks with and without -gcflags=-l
+rec inline -- "$GOFIX/inline" -scale 0.5
+rec inline-l -- "$T/inline-l" -scale 0.5
+chain='runtime\.goexit;runtime\.main;main\.main;main\.outer;main\.mid;main\.mix [0-9]+$'
+for b in inline inline-l; do
+	t=$(folded_total "$T/$b.folded")
+	h=$(grep -E "^$chain" "$T/$b.folded" | awk '{ t += $NF } END { print t + 0 }')
+	echo "# $b: $h of $t samples on runtime.main;main.main;main.outer;main.mid;main.mix"
+	# with -l the calls themselves cost time in outer and mid: a lower share there
+	if [ "$t" -gt 0 ] && [ $((h * 100)) -ge $((t * 25)) ]; then pass "$b-chain"; else fail "$b-chain" "$h of $t"; fi
+done
+# the inlined frames carry their own lines (MIX-BODY in mix, MID-CALL in mid)
+src=$top/tests/go/inline/main.go
+lmix=$(grep -n 'MIX-BODY' "$src" | cut -d: -f1)
+lmid=$(grep -n 'MID-CALL' "$src" | cut -d: -f1)
+if gotool tool pprof -traces "$T/inline.pb.gz" 2>/dev/null >"$T/inline.traces" &&
+	grep -q "main\.mix" "$T/inline.traces"; then
+	gotool tool pprof -raw "$T/inline.pb.gz" 2>/dev/null >"$T/inline.raw"
+	if grep -Eq "main\.mix .*main\.go:($lmix|$((lmix + 1))|$((lmix + 2))|$((lmix + 3)))( |$)" "$T/inline.raw" &&
+		grep -Eq "main\.mid .*main\.go:$lmid( |$)" "$T/inline.raw"; then
+		pass inline-lines
+	else
+		fail inline-lines "$(grep -E 'main\.(mix|mid) ' "$T/inline.raw" | head -3 | tr '\n' '|')"
+	fi
+else
+	skip inline-lines "go tool pprof unavailable"
+fi
+
+# ---- a frameless leaf loses no caller
+rec leaf -- "$GOFIX/leaf" -scale 0.5
+t=$(folded_total "$T/leaf.folded")
+bad=$(awk '{ line = $0; sub(/ [0-9]+$/, "", line); k = split(line, fr, ";");
+	if (fr[k] == "main.leaf" && (k < 2 || fr[k - 1] != "main.work")) b += $NF } END { print b + 0 }' "$T/leaf.folded")
+echo "# leaf: $bad of $t samples in main.leaf without main.work as caller"
+if [ "$t" -gt 0 ] && [ "$bad" -eq 0 ]; then pass leaf-keeps-caller; else fail leaf-keeps-caller "$bad of $t"; fi
+
+# ---- kernel: syscall-heavy C with --kernel has kernel frames under the user stack
+rec csys --kernel -- "$T/csys" "$T" 1
+if grep -Eq ';main;[^ ]*(entry_SYSCALL_64|do_syscall_64)' "$T/csys.folded"; then pass kernel-frames; else
+	fail kernel-frames "$(sort -t' ' -k2 -rn "$T/csys.folded" | head -2 | tr '\n' '|')"; fi
+if gotool tool pprof -raw "$T/csys.pb.gz" 2>/dev/null | grep -q 'kernel.kallsyms'; then pass kernel-mapping; else
+	fail kernel-mapping "no [kernel.kallsyms] mapping"; fi
+
+# ---- completeness vs perf --call-graph dwarf, same fixtures, same run
+if ! perf record -q -e cpu-clock -o "$T/probe.data" -- /bin/true >/dev/null 2>&1; then
+	skip vs-perf "perf record does not work here"
+	exit 0
+fi
+for f in cburn:"$T/cburn 0.3" cgo:"$GOFIX/cgo -scale 0.2" leaf:"$GOFIX/leaf -scale 0.3" \
+	inline:"$GOFIX/inline -scale 0.3" shares-stripped:"$GOFIX/shares-stripped -scale 0.1"; do
+	n=${f%%:*}
+	cmd=${f#*:}
+	# shellcheck disable=SC2086
+	perf record -q -e cpu-clock -F 1000 --call-graph dwarf -o "$T/$n.perf" -- $cmd >/dev/null 2>&1
+	perf_folded "$T/$n.perf" >"$T/$n.perf.folded"
+	# shellcheck disable=SC2086
+	rec "$n-vs" -- $cmd
+	mine=$(complete_of "$T/$n-vs.folded")
+	theirs=$(complete_of "$T/$n.perf.folded")
+	echo "# completeness $n: pmuprof $mine %, perf --call-graph dwarf $theirs %"
+	if awk -v a="$mine" -v b="$theirs" 'BEGIN { exit !(a + 0.5 >= b) }'; then pass "vs-perf-$n"; else
+		fail "vs-perf-$n" "pmuprof $mine % < perf $theirs %"; fi
+done
