@@ -20,7 +20,7 @@ static const struct pm_opt record_opts[] = {
 	{ 'F', "freq", "HZ", "samples per second (default 1000)" },
 	{ 'c', "count", "PERIOD", "sample every PERIOD events instead of -F" },
 	{ 'o', "output", "FILE", "pprof output file (default pmuprof.pb.gz)" },
-	{ 'p', "pid", "PID[,PID...]", "attach to running processes: every thread, also later ones" },
+	{ 'p', "pid", "PID[,PID...]", "attach to running processes (every thread, later ones too)" },
 	{ 't', "tid", "TID[,TID...]", "attach to these threads only" },
 	{ OPT_DURATION, "duration", "SECS", "stop after SECS seconds" },
 	{ OPT_STACK_SIZE, "stack-size", "BYTES", "user stack bytes copied per sample (default 16384)" },
@@ -54,15 +54,19 @@ struct ropts {
 	size_t npids, ntids;
 };
 
+static int bad_id(const char *what, const char *arg)
+{
+	pm_error("invalid %s '%s': must be a number above 0 (a list: 12,34)", what, arg);
+	return -1;
+}
+
 /* "1,2,3" appended to *v; -1 (message printed) on anything but positive ids. */
 static int parse_ids(const char *arg, const char *what, pid_t **v, size_t *n)
 {
 	const char *p = arg;
 
-	if (!*p) {
-		pm_error("invalid %s '': must be a number above 0 (a list: 12,34)", what);
-		return -1;
-	}
+	if (!*p)
+		return bad_id(what, arg);
 	while (*p) {
 		const char *end = strchrnul(p, ',');
 		unsigned long long x = 0;
@@ -70,21 +74,18 @@ static int parse_ids(const char *arg, const char *what, pid_t **v, size_t *n)
 		size_t len = (size_t)(end - p);
 
 		if (len == 0 || len >= sizeof(num)) {
-			pm_error("invalid %s '%s': must be a number above 0 (a list: 12,34)", what, arg);
-			return -1;
+			return bad_id(what, arg);
 		}
 		memcpy(num, p, len);
 		num[len] = '\0';
 		if (pm_opt_u64(num, &x) < 0 || x == 0 || x > 0x7fffffffULL) {
-			pm_error("invalid %s '%s': must be a number above 0 (a list: 12,34)", what, arg);
-			return -1;
+			return bad_id(what, arg);
 		}
 		*v = xrealloc(*v, (*n + 1) * sizeof(**v));
 		(*v)[(*n)++] = (pid_t)x;
 		p = *end ? end + 1 : end;
 		if (*end && !*p) {
-			pm_error("invalid %s '%s': must be a number above 0 (a list: 12,34)", what, arg);
-			return -1;
+			return bad_id(what, arg);
 		}
 	}
 	return 0;

@@ -62,6 +62,10 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	/* The spec is echoed back: keep the message one printable line. */
+	for (char *c = err; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 }
 
 /* Case-insensitive Levenshtein distance; both strings are at most NAME_MAX_LEN. */

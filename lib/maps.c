@@ -323,8 +323,8 @@ int pm_maps_load_proc(struct pm_maps *m, pid_t pid)
 		struct pm_map_file fi;
 		char *name;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &start,
-			   &end, perms, &off, &maj, &min, &ino, &name_at) < 7 ||
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
+			   &start, &end, perms, &off, &maj, &min, &ino, &name_at) < 7 ||
 		    name_at == 0 || end <= start)
 			continue;
 		if (perms[2] != 'x')

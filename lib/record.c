@@ -677,11 +677,11 @@ static void attach_err(struct session *s, const struct aproc *p, pid_t tid, int 
 		return;
 	pm_evt_strerror(err, &s->spec, &s->attr, buf, sizeof(buf));
 	if (tid != p->pid)
-		set_err(s->res, PM_REC_ERR, "cannot attach to thread %d of PID %d (%s): %s", (int)tid,
-			(int)p->pid, p->comm, buf);
+		set_err(s->res, PM_REC_ERR, "cannot attach to thread %d of PID %d (%s): %s",
+			(int)tid, (int)p->pid, p->comm, buf);
 	else
-		set_err(s->res, PM_REC_ERR, "cannot attach to PID %d (%s): %s", (int)p->pid, p->comm,
-			buf);
+		set_err(s->res, PM_REC_ERR, "cannot attach to PID %d (%s): %s", (int)p->pid,
+			p->comm, buf);
 	s->err_set = true;
 }
 
@@ -823,7 +823,8 @@ static int attach_all(struct session *s)
 	}
 	for (i = 0; i < s->nfds; i++)
 		if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0 && errno != ESRCH) {
-			set_err(s->res, PM_REC_ERR, "cannot enable the events: %s", strerror(errno));
+			set_err(s->res, PM_REC_ERR, "cannot enable the events: %s",
+				strerror(errno));
 			return -1;
 		}
 	s->res->attach_ms = (double)(pm_now_ns() - t0) / 1e6;
@@ -924,8 +925,8 @@ static int check_targets(struct session *s)
 		}
 		if (ti.tgid != pid) {
 			set_err(s->res, PM_REC_ERR,
-				"PID %d is a thread of process %d: use -p %d, or -t %d for this thread "
-				"alone",
+				"PID %d is a thread of process %d: use -p %d, or -t %d for this "
+				"thread alone",
 				(int)pid, (int)ti.tgid, (int)ti.tgid, (int)pid);
 			return -1;
 		}
@@ -955,11 +956,12 @@ static int check_targets(struct session *s)
 		if (cfg->npids && !p) {
 			if (cfg->npids == 1)
 				set_err(s->res, PM_REC_ERR,
-					"thread %d is not in process %d (it belongs to PID %d)", (int)tid,
-					(int)cfg->pids[0], (int)ti.tgid);
+					"thread %d is not in process %d (it belongs to PID %d)",
+					(int)tid, (int)cfg->pids[0], (int)ti.tgid);
 			else
 				set_err(s->res, PM_REC_ERR,
-					"thread %d is in none of the -p processes (it belongs to PID %d)",
+					"thread %d is in none of the -p processes (it belongs to "
+					"PID %d)",
 					(int)tid, (int)ti.tgid);
 			return -1;
 		}
@@ -1001,10 +1003,11 @@ static void attach_summary(struct session *s)
 		off += (size_t)snprintf(pids + off, sizeof(pids) - off, "%s%d", i ? "," : "",
 					(int)s->procs[i].pid);
 	fprintf(stderr,
-		"pmuprof: attached to %s %s%s%s%s: %" PRIu64 " thread%s, %" PRIu64 " events, in %.1f ms\n",
+		"pmuprof: attached to %s %s%s%s%s: %" PRIu64 " thread%s, %" PRIu64
+		" events, in %.1f ms\n",
 		s->nprocs > 1 ? "PIDs" : "PID", pids, s->nprocs == 1 ? " (" : "",
-		s->nprocs == 1 ? s->procs[0].comm : "", s->nprocs == 1 ? ")" : "",
-		s->res->threads, s->res->threads == 1 ? "" : "s", s->res->events, s->res->attach_ms);
+		s->nprocs == 1 ? s->procs[0].comm : "", s->nprocs == 1 ? ")" : "", s->res->threads,
+		s->res->threads == 1 ? "" : "s", s->res->events, s->res->attach_ms);
 }
 
 static void progress(struct session *s, bool final)
@@ -1107,7 +1110,8 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 		free(c);
 	}
 	if (s->dups) {
-		c = xasprintf("records from a second inherited event set dropped: %" PRIu64, s->dups);
+		c = xasprintf("records from a second inherited event set dropped: %" PRIu64,
+			      s->dups);
 		pm_prof_add_comment(p, c);
 		free(c);
 	}
@@ -1284,7 +1288,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 
 		if (poll(pfd, npfd, 100) > 0)
 			for (i = 0; i < s.nrings; i++)
-				/* an event whose thread is gone reports HUP for good: stop polling it */
+				/* a ring whose event's thread is gone reports HUP for good */
 				if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
 					pfd[i].fd = -1;
 		for (i = s.nrings; i < npfd; i++)

@@ -1,0 +1,103 @@
+#!/bin/sh
+# Attach to a running Go process (tests/go/attach) before it creates the
+# threads that do its work: pmuprof -p must follow the new OS threads
+# (inherited events), give main.late1..3 their known 1:2:3 shares (+-3
+# points), label every sample with pid and thread, end by itself with exit 0
+# when the target exits, and match the shares of the same program launched
+# under pmuprof.
+. "$(dirname "$0")/lib.sh"
+need_perf
+need_file attach "$GOFIX/attach"
+
+# wait_line FILE REGEX SECS: until a line of FILE matches
+wait_line() {
+	_i=0
+	while ! grep -Eq "$2" "$1" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -gt $(($3 * 20)) ] && return 1
+		sleep 0.05
+	done
+}
+
+"$GOFIX/attach" -scale 0.5 >"$T/fix.out" 2>&1 &
+fpid=$!
+wait_line "$T/fix.out" '^ready ' 10 || fail fixture-ready "$(cat "$T/fix.out")"
+"$PMUPROF" record -e cpu-clock -F 1000 -p $fpid -o "$T/att.pb.gz" 2>"$T/rec.err" &
+rpid=$!
+if ! wait_line "$T/rec.err" '^pmuprof: attached to PID' 10; then
+	fail attach "$(head -3 "$T/rec.err" | tr '\n' '|')"
+	kill -KILL $fpid $rpid 2>/dev/null
+	exit 0
+fi
+ls /proc/$fpid/task >"$T/tids-at-attach"
+echo "# $(grep attached "$T/rec.err")"
+kill -USR1 $fpid
+wait_bounded $fpid 60
+frc=$?
+wait_bounded $rpid 30
+rrc=$?
+if [ $rrc -eq 0 ]; then pass exit-0-when-target-exits; else fail exit-0-when-target-exits "exit $rrc: $(cat "$T/rec.err" | tr '\n' '|')"; fi
+if [ $frc -eq 0 ] && grep -q '^round 1 ok ' "$T/fix.out"; then
+	pass target-result
+else
+	fail target-result "exit $frc: $(cat "$T/fix.out" | tr '\n' '|')"
+fi
+if [ "$(grep -c '^pmuprof: ' "$T/rec.err")" -eq 2 ] && grep -q '^pmuprof: wrote .*: [0-9]* samples (0 lost)' "$T/rec.err"; then
+	pass stderr-lines
+else
+	fail stderr-lines "$(cat "$T/rec.err" | tr '\n' '|')"
+fi
+# no progress line when stderr is not a terminal
+if grep -q "$(printf '\r')" "$T/rec.err"; then fail no-progress-off-tty; else pass no-progress-off-tty; fi
+
+"$PMUPROF" report -i "$T/att.pb.gz" --folded >"$T/att.folded" 2>"$T/rep.err" || fail report "$(cat "$T/rep.err")"
+total=$(folded_total "$T/att.folded")
+for i in 1 2 3; do
+	eval "s$i=\$(share \"\$T/att.folded\" main.late$i)"
+done
+echo "# attach: $total samples, late1=$s1% late2=$s2% late3=$s3%"
+# about 1 s of CPU at 1000 Hz
+if [ "$total" -ge 700 ]; then pass samples; else fail samples "$total samples"; fi
+for i in 1 2 3; do
+	eval "s=\$s$i"
+	want=$(awk -v i=$i 'BEGIN { printf "%.1f", 100 * i / 6 }')
+	if awk -v s="$s" -v w="$want" 'BEGIN { d = s - w; exit !(d <= 3 && d >= -3) }'; then
+		pass late$i-share
+	else
+		fail late$i-share "main.late$i self $s %, expected $want +- 3"
+	fi
+done
+
+# the workers ran on threads created after the attach, and their samples carry their tid
+workers=$(sed -n 's/^round 1 ok .*workers=\([0-9,]*\) .*/\1/p' "$T/fix.out")
+gotool tool pprof -tags "$T/att.pb.gz" >"$T/tags" 2>"$T/tags.err"
+awk '/^ *pid:/ { sec = "pid" } /^ *thread:/ { sec = "thread" } /\): [0-9]+$/ { print sec, $NF }' "$T/tags" >"$T/labels"
+bad=""
+for w in $(echo "$workers" | tr ',' ' '); do
+	grep -qx "$w" "$T/tids-at-attach" && bad="$bad $w:existed-at-attach"
+	grep -qx "thread $w" "$T/labels" || bad="$bad $w:no-samples"
+done
+if [ -n "$workers" ] && [ -z "$bad" ]; then pass new-threads-sampled; else fail new-threads-sampled "workers=$workers$bad"; fi
+if [ "$(awk '$1 == "pid"' "$T/labels")" = "pid $fpid" ]; then
+	pass pid-label
+else
+	fail pid-label "$(awk '$1 == "pid"' "$T/labels" | tr '\n' ' ') $(head -2 "$T/tags.err")"
+fi
+
+# the same program launched under pmuprof: the same shares, and labels there too
+"$PMUPROF" record -q -e cpu-clock -F 1000 -o "$T/launch.pb.gz" -- "$GOFIX/attach" -scale 0.5 -start 100ms >"$T/fix2.out" 2>"$T/rec2.err"
+"$PMUPROF" report -i "$T/launch.pb.gz" --folded >"$T/launch.folded"
+d=""
+for i in 1 2 3; do
+	eval "a=\$s$i"
+	b=$(share "$T/launch.folded" main.late$i)
+	d="$d late$i=$b%"
+	awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d <= 3 && d >= -3) }' || d="$d(!)"
+done
+echo "# launch:$d"
+case $d in *'(!)'*) fail same-shares-as-launch "$d" ;; *) pass same-shares-as-launch ;; esac
+if gotool tool pprof -tags "$T/launch.pb.gz" 2>/dev/null | grep -q '^ *thread:'; then
+	pass launch-thread-label
+else
+	fail launch-thread-label
+fi

@@ -1,0 +1,245 @@
+/*
+ * Unit tests for lib/maps (address spaces: add, overlap, reset, fork,
+ * /proc/PID/maps, opening binaries through /proc) and the (pid, tid) keys
+ * of lib/stacks.
+ */
+#include "maps.h"
+
+#include "stacks.h"
+#include "symtab.h"
+#include "util.h"
+
+#include "test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int t_add_find(void)
+{
+	struct pm_maps *m = pm_maps_new();
+	const struct pm_map *a;
+
+	pm_maps_add(m, 10, 0x1000, 0x1000, 0, "[vdso]");
+	pm_maps_add(m, 10, 0x4000, 0x2000, 0x1000, "//anon");
+	CHECK(pm_maps_known(m, 10));
+	CHECK(!pm_maps_known(m, 11));
+	a = pm_maps_find(m, 10, 0x1800);
+	CHECK(a && a->start == 0x1000 && a->end == 0x2000);
+	CHECK_STR(a->path, "[vdso]");
+	CHECK(a->sym == NULL);
+	CHECK(pm_maps_find(m, 10, 0x2000) == NULL);
+	CHECK(pm_maps_find(m, 10, 0x5fff) != NULL);
+	CHECK(pm_maps_find(m, 11, 0x1800) == NULL);
+	/* the same mapping again is not a new one */
+	pm_maps_add(m, 10, 0x1000, 0x1000, 0, "[vdso]");
+	CHECK_INT(pm_maps_count(m), 2);
+	/* an mmap over the middle splits the old one, old ids stay valid */
+	pm_maps_add(m, 10, 0x4800, 0x800, 0, "[x]");
+	CHECK_STR(pm_maps_find(m, 10, 0x4900)->path, "[x]");
+	CHECK_STR(pm_maps_find(m, 10, 0x4100)->path, "//anon");
+	a = pm_maps_find(m, 10, 0x5800);
+	CHECK(a && a->start == 0x5000 && a->pgoff == 0x2000);
+	CHECK_STR(pm_maps_at(m, 1)->path, "//anon");
+	/* fork copies, reset retires */
+	pm_maps_fork(m, 10, 12);
+	CHECK(pm_maps_find(m, 12, 0x1800) != NULL);
+	pm_maps_reset(m, 10);
+	CHECK(pm_maps_find(m, 10, 0x1800) == NULL);
+	CHECK(pm_maps_find(m, 12, 0x1800) != NULL);
+	CHECK(pm_maps_at(m, 0) != NULL);
+	/* empty and wrapping ranges are refused */
+	pm_maps_add(m, 10, 0x9000, 0, 0, "[y]");
+	pm_maps_add(m, 10, UINT64_MAX - 10, 100, 0, "[y]");
+	CHECK(pm_maps_find(m, 10, 0x9000) == NULL);
+	pm_maps_free(m);
+	return PM_PASS;
+}
+
+static int t_load_self(void)
+{
+	struct pm_maps *m = pm_maps_new();
+	const struct pm_map *mp;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	CHECK(n > 0);
+	exe[n] = '\0';
+	CHECK_INT(pm_maps_load_proc(m, getpid()), 0);
+	mp = pm_maps_find(m, getpid(), (uint64_t)(uintptr_t)&t_load_self);
+	CHECK(mp != NULL);
+	CHECK_STR(mp->path, exe);
+	CHECK(mp->sym != NULL);
+	CHECK_INT(pm_maps_load_proc(m, INT_MAX), -ENOENT);
+	pm_maps_free(m);
+	return PM_PASS;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char *buf;
+	long n = pm_read_file(from, &buf, 512u << 20);
+	int fd;
+
+	if (n < 0)
+		return (int)n;
+	fd = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (fd < 0 || write(fd, buf, (size_t)n) != n) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	free(buf);
+	close(fd);
+	return 0;
+}
+
+/*
+ * A binary mapped executable here, then deleted and replaced on disk: the
+ * mapping still opens the original (through /proc/self/map_files), keeps
+ * the kernel's path without " (deleted)", and a path-only open of a
+ * deleted file whose inode differs is refused.
+ */
+static int t_deleted_binary(void)
+{
+	const char *src = pm_test_fixture("go/shares");
+	char path[] = "/tmp/pmuprof-test-maps-XXXXXX";
+	struct pm_maps *m;
+	const struct pm_map *mp;
+	struct pm_map_file fi;
+	struct stat st;
+	void *p;
+	int fd;
+
+	if (access(src, R_OK) != 0)
+		SKIP("fixture %s missing (run scripts/fixtures.sh)", src);
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_INT(copy_file(src, path), 0);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK(fstat(fd, &st) == 0);
+	p = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	CHECK(p != MAP_FAILED);
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK(write(fd, "not an ELF file\n", 16) == 16);
+	close(fd);
+
+	m = pm_maps_new();
+	CHECK_INT(pm_maps_load_proc(m, getpid()), 0);
+	mp = pm_maps_find(m, getpid(), (uint64_t)(uintptr_t)p);
+	CHECK(mp != NULL);
+	CHECK_STR(mp->path, path);
+	if (!mp->sym && access("/proc/self/map_files", R_OK) != 0) {
+		munmap(p, 8192);
+		unlink(path);
+		pm_maps_free(m);
+		SKIP("/proc/self/map_files not readable here");
+	}
+	CHECK(mp->sym != NULL);
+	CHECK(pm_sym_is_go(mp->sym));
+	pm_maps_free(m);
+
+	/* no /proc to go through (pid 0): the path now names another inode */
+	m = pm_maps_new();
+	memset(&fi, 0, sizeof(fi));
+	fi.ino = st.st_ino;
+	fi.deleted = true;
+	pm_maps_add_file(m, 0, 0x10000, 0x1000, 0, path, &fi);
+	mp = pm_maps_find(m, 0, 0x10000);
+	CHECK(mp && mp->sym == NULL);
+	/* " (deleted)" in the kernel's name marks it deleted and is dropped */
+	pm_maps_add_file(m, 0, 0x20000, 0x1000, 0, "/nonexistent/x (deleted)", NULL);
+	CHECK_STR(pm_maps_find(m, 0, 0x20000)->path, "/nonexistent/x");
+	pm_maps_free(m);
+	munmap(p, 8192);
+	unlink(path);
+	return PM_PASS;
+}
+
+/* Two processes mapping one file share its pm_sym (keyed by inode). */
+static int t_shared_by_inode(void)
+{
+	struct pm_maps *m = pm_maps_new();
+	struct pm_map_file fi;
+	struct stat st;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	CHECK(n > 0);
+	exe[n] = '\0';
+	CHECK(stat(exe, &st) == 0);
+	memset(&fi, 0, sizeof(fi));
+	fi.ino = st.st_ino;
+	pm_maps_add_file(m, 0, 0x10000, 0x1000, 0, exe, &fi);
+	pm_maps_add_file(m, 0, 0x40000, 0x1000, 0, "/some/other/name", &fi);
+	CHECK(pm_maps_find(m, 0, 0x10000)->sym != NULL);
+	CHECK(pm_maps_find(m, 0, 0x10000)->sym == pm_maps_find(m, 0, 0x40000)->sym);
+	CHECK_STR(pm_maps_find(m, 0, 0x40000)->path, "/some/other/name");
+	pm_maps_free(m);
+	return PM_PASS;
+}
+
+static int t_stacks_tagged(void)
+{
+	struct pm_stacks *s = pm_stacks_new(2);
+	struct pm_stack_frame f = { 1, false, 0x1234, 0x1234 };
+	uint32_t ids[2], pid, tid;
+	int64_t v[2] = { 1, 10 };
+	const int64_t *vals;
+	size_t n, i, seen = 0;
+
+	ids[0] = pm_stacks_frame(s, &f);
+	f.addr = 0x5678;
+	ids[1] = pm_stacks_frame(s, &f);
+	pm_stacks_add_tagged(s, 100, 101, ids, 2, v);
+	pm_stacks_add_tagged(s, 100, 101, ids, 2, v);
+	pm_stacks_add_tagged(s, 100, 102, ids, 2, v);
+	pm_stacks_add_tagged(s, 200, 101, ids, 2, v);
+	pm_stacks_add(s, ids, 2, v);
+	CHECK_INT(pm_stacks_count(s), 4);
+	for (i = 0; i < pm_stacks_count(s); i++) {
+		pm_stacks_at(s, i, &n, &vals);
+		pm_stacks_tags(s, i, &pid, &tid);
+		CHECK_INT(n, 2);
+		if (pid == 100 && tid == 101) {
+			CHECK_INT(vals[0], 2);
+			CHECK_INT(vals[1], 20);
+			seen++;
+		} else {
+			CHECK_INT(vals[0], 1);
+		}
+	}
+	CHECK_INT(seen, 1);
+	/* many threads: stays one entry per (pid, tid) */
+	for (i = 0; i < 5000; i++)
+		pm_stacks_add_tagged(s, 7, (uint32_t)i, ids, 1, v);
+	for (i = 0; i < 5000; i++)
+		pm_stacks_add_tagged(s, 7, (uint32_t)i, ids, 1, v);
+	CHECK_INT(pm_stacks_count(s), 5004);
+	pm_stacks_free(s);
+	return PM_PASS;
+}
+
+static const struct pm_test tests[] = {
+	{ "add_find", t_add_find },
+	{ "load_self", t_load_self },
+	{ "deleted_binary", t_deleted_binary },
+	{ "shared_by_inode", t_shared_by_inode },
+	{ "stacks_tagged", t_stacks_tagged },
+	{ NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	return pm_test_main(argc, argv, "maps", tests);
+}
