@@ -13,7 +13,13 @@
 #include "record.h"
 #include "util.h"
 
-enum { OPT_DURATION = 256, OPT_STACK_SIZE, OPT_KERNEL };
+enum { OPT_DURATION = 256, OPT_STACK_SIZE, OPT_KERNEL, OPT_RAW, OPT_STRICT = 300 };
+
+enum { OPT_CREATORS = 320, OPT_NO_CREATORS }; /* goroutines */
+
+enum { OPT_NO_DROP_PRIVILEGES = 340 }; /* privileges */
+
+#define DEFAULT_CREATORS 8 /* --creators without =N */
 
 static const struct pm_opt record_opts[] = {
 	{ 'e', "event", "EVENT", "event to sample (default cycles; cpu-clock without a PMU)" },
@@ -25,6 +31,13 @@ static const struct pm_opt record_opts[] = {
 	{ OPT_DURATION, "duration", "SECS", "stop after SECS seconds" },
 	{ OPT_STACK_SIZE, "stack-size", "BYTES", "user stack bytes copied per sample (default 16384)" },
 	{ OPT_KERNEL, "kernel", NULL, "keep kernel frames (named from /proc/kallsyms)" },
+	{ OPT_STRICT, "strict", NULL, "fail instead of falling back to cpu-clock without a PMU" },
+	{ OPT_RAW, "raw", "FILE", "also write a replayable capture (pmuprof report -i FILE)" },
+	{ OPT_CREATORS, "creators", NULL,
+	  "put each goroutine's stack under its creators' (--creators=N: N levels, default 8)" },
+	{ OPT_NO_CREATORS, "no-creators", NULL, "no creator frames (goroutine ids and labels stay)" },
+	{ OPT_NO_DROP_PRIVILEGES, "no-drop-privileges", NULL,
+	  "under sudo, run CMD as root too (default: as SUDO_UID/SUDO_GID)" },
 	{ 'q', "quiet", NULL, "no summary line" },
 	{ 'h', "help", NULL, "show this help" },
 	PM_OPT_END,
@@ -146,8 +159,27 @@ static int record_opt(int key, const char *arg, void *ctx)
 		}
 		r->cfg.stack_size = (uint32_t)v;
 		break;
+	case OPT_STRICT:
+		r->cfg.strict = true;
+		break;
 	case OPT_KERNEL:
 		r->cfg.kernel = true;
+		break;
+	case OPT_RAW:
+		if (!*arg || strcmp(arg, "-") == 0) {
+			pm_error("invalid --raw '%s': a capture needs a file name", arg);
+			return -1;
+		}
+		r->cfg.raw = arg;
+		break;
+	case OPT_CREATORS:
+		r->cfg.creators = DEFAULT_CREATORS;
+		break;
+	case OPT_NO_DROP_PRIVILEGES:
+		r->cfg.keep_privileges = true;
+		break;
+	case OPT_NO_CREATORS:
+		r->cfg.creators = -1;
 		break;
 	case 'q':
 		r->cfg.quiet = true;
@@ -158,6 +190,77 @@ static int record_opt(int key, const char *arg, void *ctx)
 		return parse_ids(arg, "TID", &r->tids, &r->ntids);
 	}
 	return 0;
+}
+
+/*
+ * "--creators=N" (the option parser knows required values only): taken
+ * out of argv before parsing.  Walks the options as getopt will, so that a
+ * value or the command's own arguments are never touched.  -1 on a bad N.
+ */
+static int take_creators(int argc, char **argv, struct ropts *r)
+{
+	int i, k;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const struct pm_opt *o;
+		unsigned long long v;
+
+		if (strcmp(a, "--") == 0 || a[0] != '-' || !a[1])
+			return 0;
+		if (strncmp(a, "--creators=", 11) == 0) {
+			if (pm_opt_u64(a + 11, &v) < 0 || v < 1 || v > 32) {
+				pm_error("invalid --creators '%s': must be a number of levels, 1..32",
+					 a + 11);
+				return -1;
+			}
+			r->cfg.creators = (int)v;
+			for (k = i; k < argc - 1; k++)
+				argv[k] = argv[k + 1];
+			argv[argc - 1] = NULL;
+			argc--;
+			i--;
+			continue;
+		}
+		if (a[1] == '-') {
+			size_t len = strcspn(a + 2, "=");
+
+			for (o = record_opts; o->name; o++)
+				if (strlen(o->name) == len && strncmp(o->name, a + 2, len) == 0)
+					break;
+			if (o->name && o->arg && !a[2 + len])
+				i++; /* the value is the next word */
+			continue;
+		}
+		for (k = 1; a[k]; k++) {
+			for (o = record_opts; o->name && o->key != a[k]; o++)
+				;
+			if (o->name && o->arg) {
+				if (!a[k + 1])
+					i++;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * More than one creator level needs the runtime to record ancestors: a
+ * launched command gets GODEBUG=tracebackancestors=N (added to its own
+ * GODEBUG; a tracebackancestors it sets itself wins).
+ */
+static void want_ancestors(int levels)
+{
+	const char *old = getenv("GODEBUG");
+	char *v;
+
+	if (levels < 2 || (old && strstr(old, "tracebackancestors=")))
+		return;
+	v = old && *old ? xasprintf("tracebackancestors=%d,%s", levels, old)
+			: xasprintf("tracebackancestors=%d", levels);
+	setenv("GODEBUG", v, 1);
+	free(v);
 }
 
 /* Combinations of options; 0 or the exit status (2) with the message printed. */
@@ -190,6 +293,10 @@ int cmd_record(int argc, char **argv)
 
 	memset(&r, 0, sizeof(r));
 	r.cfg.stack_size = PM_RECORD_DEFAULT_STACK;
+	if (take_creators(argc, argv, &r) < 0)
+		return 2;
+	while (argc > 0 && !argv[argc - 1])
+		argc--;
 	first = pm_opt_parse(argc, argv, record_opts, record_usage, 1, record_opt, &r);
 	if (first == -2 || first < 0) {
 		free(r.pids);
@@ -203,6 +310,8 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	}
 	r.cfg.argv = first < argc ? argv + first : NULL;
+	if (r.cfg.argv)
+		want_ancestors(r.cfg.creators);
 	r.cfg.pids = r.pids;
 	r.cfg.npids = r.npids;
 	r.cfg.tids = r.tids;

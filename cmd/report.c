@@ -1,5 +1,7 @@
 /* pmuprof report: read a pprof file, print the table or folded stacks. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,19 +9,25 @@
 
 #include "cmds.h"
 #include "parse-opt.h"
+#include "datafile.h"
 #include "pprof.h"
 #include "profile.h"
+#include "record.h"
 #include "report.h"
 #include "util.h"
 
-enum { OPT_FOLDED = 256, OPT_TOP, OPT_SAMPLE_INDEX };
+enum { OPT_FOLDED = 256, OPT_TOP, OPT_SAMPLE_INDEX, OPT_PPROF };
+
+enum { OPT_NO_CREATORS = 320 }; /* goroutines */
 
 static const struct pm_opt report_opts[] = {
-	{ 'i', "input", "FILE", "pprof file to read (default pmuprof.pb.gz)" },
+	{ 'i', "input", "FILE", "pprof file or capture to read (default pmuprof.pb.gz)" },
 	{ OPT_FOLDED, "folded", NULL, "print folded stacks for flame graphs" },
 	{ OPT_TOP, "top", "N", "rows in the table (default 30, 0 = all)" },
 	{ 's', "sort", "KEY", "sort the table by self or cum (default self)" },
 	{ OPT_SAMPLE_INDEX, "sample-index", "TYPE", "value to show: a sample type name or index" },
+	{ OPT_PPROF, "pprof", "FILE", "capture input: also write its profile as pprof to FILE" },
+	{ OPT_NO_CREATORS, "no-creators", NULL, "leave out the creator frames of goroutines" },
 	{ 'h', "help", NULL, "show this help" },
 	PM_OPT_END,
 };
@@ -27,13 +35,16 @@ static const struct pm_opt report_opts[] = {
 static const char report_usage[] =
 	"usage: pmuprof report [OPTIONS]\n\n"
 	"Print the hottest functions of a pprof profile (pmuprof's or Go's own), or\n"
-	"its folded stacks: pmuprof report --folded | flamegraph.pl > cpu.svg";
+	"its folded stacks: pmuprof report --folded | flamegraph.pl > cpu.svg\n"
+	"A capture (record with a raw file) is processed first, as record would.";
 
 struct repopts {
 	const char *input;
 	int folded;
 	struct pm_report_opts ro;
 	const char *sample_index;
+	const char *pprof;
+	int no_creators;
 };
 
 static int report_opt(int key, const char *arg, void *ctx)
@@ -68,8 +79,163 @@ static int report_opt(int key, const char *arg, void *ctx)
 	case OPT_SAMPLE_INDEX:
 		r->sample_index = arg;
 		break;
+	case OPT_NO_CREATORS:
+		r->no_creators = 1;
+		break;
+	case OPT_PPROF:
+		r->pprof = arg;
+		break;
 	}
 	return 0;
+}
+
+/* 1 when @path starts with the capture magic, else 0 (errors: left to the reader). */
+static int is_capture(const char *path)
+{
+	uint8_t magic[8];
+	FILE *f = fopen(path, "rbe");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(magic, 1, sizeof(magic), f);
+	fclose(f);
+	return pm_data_is_capture(magic, n);
+}
+
+/*
+ * --no-creators: a copy of @in without the creator frames (locations in
+ * the "[creators]" mapping, goroutine.h); samples that become equal merge.
+ */
+static struct pm_profile *strip_creators(const struct pm_profile *in)
+{
+	struct pm_profile *p = pm_prof_new();
+	size_t i, k, n = pm_prof_nlocs(in);
+	uint64_t *map = xcalloc(n + 1, sizeof(*map)), *locs = NULL;
+	size_t caplocs = 0;
+	const struct pm_prof_vtype *pt = pm_prof_period_type(in);
+
+	for (i = 0; i < pm_prof_nsample_types(in); i++)
+		pm_prof_add_sample_type(p, pm_prof_sample_type(in, i)->type,
+					pm_prof_sample_type(in, i)->unit);
+	pm_prof_set_default_type(p, pm_prof_default_type(in));
+	if (pt)
+		pm_prof_set_period(p, pt->type, pt->unit, pm_prof_period(in));
+	pm_prof_set_time(p, pm_prof_time(in), pm_prof_duration(in));
+	for (i = 0; i < pm_prof_ncomments(in); i++)
+		pm_prof_add_comment(p, pm_prof_comment(in, i));
+	for (i = 0; i < n; i++) {
+		const struct pm_prof_loc *l = pm_prof_loc_at(in, i);
+		const struct pm_prof_mapping *m = pm_prof_mapping_by_id(in, l->mapping_id);
+		struct pm_prof_line *lines;
+		uint64_t mid = 0;
+
+		if (m && m->file && strcmp(m->file, "[creators]") == 0)
+			continue; /* map[i] stays 0: dropped */
+		if (m) {
+			mid = pm_prof_mapping(p, m->start, m->limit, m->offset, m->file ? m->file : "",
+					      m->build_id ? m->build_id : "");
+			pm_prof_mapping_flags(p, mid, m->has_functions, m->has_filenames,
+					      m->has_lines, m->has_inline);
+		}
+		lines = xcalloc(l->nlines + 1, sizeof(*lines));
+		for (k = 0; k < l->nlines; k++) {
+			const struct pm_prof_func *f = pm_prof_func_by_id(in, l->lines[k].func_id);
+
+			lines[k].func_id = f ? pm_prof_func(p, f->name ? f->name : "",
+							    f->system_name ? f->system_name : "",
+							    f->file ? f->file : "", f->start_line)
+					     : 0;
+			lines[k].line = l->lines[k].line;
+		}
+		map[i] = pm_prof_loc(p, mid, l->address, lines, l->nlines);
+		free(lines);
+	}
+	for (i = 0; i < pm_prof_nsamples(in); i++) {
+		const struct pm_prof_sample *s = pm_prof_sample_at(in, i);
+		size_t nl = 0;
+
+		PM_GROW(locs, caplocs, s->nlocs + 1);
+		for (k = 0; k < s->nlocs; k++) {
+			uint64_t id = s->loc_ids[k];
+
+			if (id >= 1 && id <= n && map[id - 1])
+				locs[nl++] = map[id - 1];
+		}
+		pm_prof_add(p, locs, nl, s->values, s->labels, s->nlabels);
+	}
+	free(locs);
+	free(map);
+	return p;
+}
+
+/* @p, or (--no-creators) its stripped copy, @p freed. */
+static struct pm_profile *maybe_strip(const struct repopts *r, struct pm_profile *p)
+{
+	struct pm_profile *q;
+
+	if (!r->no_creators)
+		return p;
+	q = strip_creators(p);
+	pm_prof_free(p);
+	return q;
+}
+
+static int render(struct repopts *r, struct pm_profile *p)
+{
+	int rc;
+
+	if (r->sample_index) {
+		unsigned long long v;
+		long idx = pm_prof_find_sample_type(p, r->sample_index);
+
+		if (idx < 0 && pm_opt_u64(r->sample_index, &v) == 0 && v < pm_prof_nsample_types(p))
+			idx = (long)v;
+		if (idx < 0) {
+			pm_error("no sample type '%s' in '%s'", r->sample_index, r->input);
+			return 2;
+		}
+		r->ro.value_index = idx;
+	}
+	r->ro.title = r->input;
+	rc = r->folded ? pm_report_folded(p, stdout, &r->ro) : pm_report_text(p, stdout, &r->ro);
+	if (rc == 0 && fflush(stdout) != 0)
+		rc = -errno;
+	if (rc < 0 && rc != -EPIPE) {
+		pm_error("cannot write the report: %s", strerror(-rc));
+		return 1;
+	}
+	return 0;
+}
+
+/* A --raw capture: process it as record would, then render. */
+static int report_capture(struct repopts *r)
+{
+	struct pm_record_result res;
+	struct pm_profile *p;
+	int rc;
+
+	if (pm_record_replay(r->input, &p, &res) != PM_REC_OK) {
+		pm_error("cannot read '%s': %s", r->input, res.msg);
+		return 1;
+	}
+	p = maybe_strip(r, p);
+	if (getenv("PMUPROF_REPLAY_STATS"))
+		fprintf(stderr, "pmuprof: replayed %" PRIu64 " records, %" PRIu64
+			" samples in %.3f s: %.0f samples/s\n",
+			res.records, res.samples, res.seconds,
+			res.seconds > 0 ? (double)res.samples / res.seconds : 0.0);
+	if (r->pprof) {
+		rc = pm_pprof_write(p, r->pprof);
+		if (rc) {
+			pm_error("cannot write '%s': %s", r->pprof, strerror(-rc));
+			pm_prof_free(p);
+			return 1;
+		}
+	}
+	rc = render(r, p);
+	pm_prof_free(p);
+	return rc;
 }
 
 int cmd_report(int argc, char **argv)
@@ -95,6 +261,13 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	}
 	err[0] = '\0';
+	rc = is_capture(r.input);
+	if (rc == 1)
+		return report_capture(&r);
+	if (r.pprof) {
+		pm_error("--pprof needs a capture of pmuprof record --raw as input");
+		return 2;
+	}
 	rc = pm_pprof_read(r.input, &p, err, sizeof(err));
 	if (rc < 0) {
 		if (rc == -ENOENT || rc == -EACCES || rc == -EISDIR)
@@ -116,6 +289,7 @@ int cmd_report(int argc, char **argv)
 		}
 		r.ro.value_index = idx;
 	}
+	p = maybe_strip(&r, p);
 	r.ro.title = r.input;
 	rc = r.folded ? pm_report_folded(p, stdout, &r.ro) : pm_report_text(p, stdout, &r.ro);
 	pm_prof_free(p);

@@ -24,6 +24,16 @@
  * A sample is unwound at once (its stack copy lives only in the ring) and
  * aggregated as a stack of unsymbolized frames; names are looked up once
  * per distinct frame when the recording ends.
+ *
+ * Capture and replay (--raw, pm_record_replay()): everything after the
+ * rings -- maps, unwinders, stacks, on_record(), build_profile() -- is fed
+ * by feed(), live from drain() or from a capture file.  Live, feed() also
+ * appends each record it processed to the capture, with what the session
+ * learnt from /proc on the way (maps snapshots, the build ID of each binary
+ * it opened, attached event ids), so that a replay walks the same path
+ * without a live process.  A sample's stack copy is cut to what the
+ * unwinder needed: the slot of the last return address it read, checked
+ * by walking the cut copy again (no match: the full copy is kept).
  */
 #include "record.h"
 
@@ -45,7 +55,9 @@
 
 #include <asm/perf_regs.h>
 
+#include "datafile.h"
 #include "events.h"
+#include "goroutine.h"
 #include "kallsyms.h"
 #include "maps.h"
 #include "pprof.h"
@@ -61,6 +73,10 @@
 #define MAX_FRAMES 1024
 #define MAX_FRAMES_SYM 64
 #define KERNEL_MAP (PM_STACKS_NO_MAP - 1) /* frames: stack frames in the kernel */
+/* Limits: memory stays bounded whatever the target's stacks look like. */
+#define LIMIT_MAP (PM_STACKS_NO_MAP - 2) /* the "[limit]" frame */
+#define MAX_STACKS_DEFAULT (256u * 1024)  /* distinct stacks (PMUPROF_MAX_STACKS) */
+#define MAX_DFRAMES_DEFAULT (1024u * 1024) /* distinct frames (PMUPROF_MAX_FRAMES) */
 
 struct unw_slot {
 	pid_t pid;
@@ -116,8 +132,30 @@ struct session {
 	uint64_t kchain[PERF_MAX_STACK_DEPTH + 8]; /* frames: the kernel part of the callchain */
 	pid_t unw_pid;                             /* frames: whose memory read_mem reads */
 	uint32_t cut_frame;
+	struct pm_gor *gor;                        /* goroutines: NULL when off (replay) */
+	uint32_t limit_frame;
+	bool warned_depth, warned_frames, warned_stacks;
 	uint64_t complete, bad_records;
 	uint64_t t_start;
+	/* capture (live, --raw) and replay */
+	bool replay;
+	struct pm_data_writer *cap;
+	int cap_err;
+	uint64_t keep;                  /* stack bytes the last sample needs, UINT64_MAX = all */
+	uint64_t vpcs[MAX_FRAMES];      /* the check walk over a cut copy */
+	pid_t lookup_pid;               /* the pid of the walk in progress */
+	struct bin_info *bins;          /* binaries announced (live) / expected (replay) */
+	size_t nbins, capbins;
+	const struct pm_sym **bad;      /* replay: binaries whose frames are not trusted */
+	size_t nbad, capbad;
+};
+
+/* A binary in the capture: its path and build ID, and what the replay found. */
+struct bin_info {
+	char *path;
+	char build_id[256];
+	unsigned flags;                 /* PM_DATA_BIN_* */
+	bool warned;
 };
 
 static void set_err(struct pm_record_result *res, enum pm_record_err err, const char *fmt, ...)
@@ -258,6 +296,32 @@ static int check_output(const char *path)
 	return err;
 }
 
+/*
+ * Replay: a binary found at the capture's path but with another build ID
+ * (or one the live session could not open) must not name or unwind
+ * anything: its mappings keep their place but lose their pm_sym here.
+ */
+static const struct pm_sym *map_sym(const struct session *s, const struct pm_map *m)
+{
+	size_t i;
+
+	if (!m || !m->sym)
+		return NULL;
+	for (i = 0; i < s->nbad; i++)
+		if (s->bad[i] == m->sym)
+			return NULL;
+	return m->sym;
+}
+
+static int session_lookup(void *arg, uint64_t pc, struct pm_unw_func *out)
+{
+	struct session *s = arg;
+
+	if (s->nbad && !map_sym(s, pm_maps_find(s->maps, s->lookup_pid, pc)))
+		return -ENOENT;
+	return pm_maps_unwind_lookup(s->maps, pc, out);
+}
+
 static struct pm_unw *unwinder(struct session *s, pid_t pid)
 {
 	size_t i;
@@ -267,7 +331,7 @@ static struct pm_unw *unwinder(struct session *s, pid_t pid)
 			return s->unws[i].u;
 	PM_GROW(s->unws, s->capunws, s->nunws + 1);
 	s->unws[s->nunws].pid = pid;
-	s->unws[s->nunws].u = pm_unw_new(pm_maps_unwind_lookup, s->maps);
+	s->unws[s->nunws].u = pm_unw_new(session_lookup, s);
 	return s->unws[s->nunws++].u;
 }
 
@@ -304,6 +368,90 @@ static bool accept_record(struct session *s, uint64_t id, uint32_t tid)
 	return true;
 }
 
+/*
+ * How much of this sample's stack copy the capture keeps: up to the slot
+ * of the last return address found in the copy (the unwinder reads return
+ * addresses in address order), plus a margin; proven by walking the cut
+ * copy again, as the replay will, and keeping everything on a difference.
+ */
+static uint64_t capture_keep(struct session *s, const struct pm_unw_input *in, pid_t pid,
+			     size_t n, unsigned status)
+{
+	struct pm_unw_input t;
+	uint64_t off = 0, keep, o, v;
+	unsigned st2;
+	size_t i, m;
+
+	if (!in->stack || in->stack_len < 8)
+		return UINT64_MAX;
+	for (i = 1; i < n; i++) {
+		for (o = off; o + 8 <= in->stack_len; o += 8) {
+			memcpy(&v, in->stack + o, 8);
+			if (v == s->pcs[i])
+				break;
+		}
+		if (o + 8 > in->stack_len)
+			break; /* the rest came from the callchain */
+		off = o + 8;
+	}
+	keep = off + 64;
+	if (keep >= in->stack_len)
+		return UINT64_MAX;
+	t = *in;
+	t.stack_len = keep;
+	t.read_mem = NULL;
+	m = pm_unw_walk(unwinder(s, pid), &t, s->vpcs, MAX_FRAMES, &st2);
+	if (m != n || st2 != status || memcmp(s->vpcs, s->pcs, n * sizeof(*s->pcs)) != 0)
+		return UINT64_MAX;
+	return keep;
+}
+
+/* One warning per limit, the first time it is reached. */
+static void check_limits(struct session *s, unsigned status)
+{
+	if ((status & PM_UNW_MAX) && !s->warned_depth) {
+		s->warned_depth = true;
+		pm_warn("a stack deeper than %d frames was cut at that depth (counted in "
+			"'stacks cut', rooted at [truncated])",
+			MAX_FRAMES);
+	}
+	if (pm_stacks_frames_over(s->stacks) && !s->warned_frames) {
+		s->warned_frames = true;
+		pm_warn("reached the limit of %zu distinct frames; new ones are shown as [limit]",
+			pm_stacks_nframes(s->stacks));
+	}
+	if (pm_stacks_stacks_over(s->stacks) && !s->warned_stacks) {
+		s->warned_stacks = true;
+		pm_warn("reached the limit of %zu distinct stacks; samples of new stacks are "
+			"counted under [limit]",
+			pm_stacks_count(s->stacks) - 1);
+	}
+}
+
+/* A limit from the environment (a positive integer), else @def. */
+static size_t env_limit(const char *name, size_t def)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	return errno || *end || n == 0 || n > SIZE_MAX / 64 ? def : (size_t)n;
+}
+
+/* The "[limit]" frame, and the limits on distinct frames and stacks. */
+static void setup_limits(struct session *s)
+{
+	struct pm_stack_frame lim = { LIMIT_MAP, false, 0, 0 };
+
+	s->limit_frame = pm_stacks_frame(s->stacks, &lim);
+	pm_stacks_set_limits(s->stacks, env_limit("PMUPROF_MAX_FRAMES", MAX_DFRAMES_DEFAULT),
+			     env_limit("PMUPROF_MAX_STACKS", MAX_STACKS_DEFAULT), s->limit_frame);
+}
+
 static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 {
 	struct pm_unw_input in;
@@ -328,7 +476,8 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 		/* frames: every register, for DWARF CFI */
 		pm_unw_set_perf_regs(&in, s->attr.sample_regs_user, smp->regs, smp->nregs);
 		s->unw_pid = pid;
-		in.read_mem = pm_unw_read_pid;
+		/* replay: the process is gone, as when it exits while recording */
+		in.read_mem = s->replay ? NULL : pm_unw_read_pid;
 		in.read_arg = &s->unw_pid;
 		user = true;
 	}
@@ -354,10 +503,13 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 		/* no user context (a kernel thread, or registers missing) */
 		in.ip = smp->ip;
 	}
-	if (!pm_maps_known(s->maps, pid))
+	if (!s->replay && !pm_maps_known(s->maps, pid))
 		pm_maps_load_proc(s->maps, pid);
 	pm_maps_set_unwind_pid(s->maps, pid);
+	s->lookup_pid = pid;
 	n = pm_unw_walk(unwinder(s, pid), &in, s->pcs, MAX_FRAMES, &status);
+	if (s->cap)
+		s->keep = capture_keep(s, &in, pid, n, status);
 	for (i = 0; i < nk; i++) {
 		struct pm_stack_frame f = { KERNEL_MAP, i > 0, s->kchain[i], s->kchain[i] };
 
@@ -381,7 +533,13 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 		s->ids[n++] = s->cut_frame;
 		s->res->cut++;
 	}
+	if (s->gor && (in.regs_valid & (1u << PM_DW_R14))) /* goroutines: creators, labels */
+		n = pm_gor_sample(s->gor, s->maps, s->stacks, pid, (pid_t)smp->tid,
+				  in.regs[PM_DW_R14], in.sp, in.stack, in.stack_len, s->pcs,
+				  n - nk - !(status & PM_UNW_COMPLETE), s->ids, n,
+				  PM_ARRAY_SIZE(s->ids));
 	pm_stacks_add_tagged(s->stacks, smp->pid, smp->tid, s->ids, n, values);
+	check_limits(s, status);
 }
 
 static void on_record(struct session *s, const struct pm_rec *r)
@@ -405,8 +563,9 @@ static void on_record(struct session *s, const struct pm_rec *r)
 				fi.min = r->mmap.min;
 				fi.ino = r->mmap.ino;
 			}
+			/* replay: by path only; the build ID check says whether it is the same file */
 			pm_maps_add_file(s->maps, (pid_t)r->mmap.pid, r->mmap.addr, r->mmap.len,
-					 r->mmap.pgoff, r->mmap.filename, &fi);
+					 r->mmap.pgoff, r->mmap.filename, s->replay ? NULL : &fi);
 		}
 		flush_unwinder(s, (pid_t)r->mmap.pid);
 		break;
@@ -439,6 +598,141 @@ static void on_record(struct session *s, const struct pm_rec *r)
 	}
 }
 
+static void cap_check(struct session *s, int rc)
+{
+	if (rc && !s->cap_err)
+		s->cap_err = rc;
+}
+
+static struct bin_info *bin_find(struct session *s, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < s->nbins; i++)
+		if (strcmp(s->bins[i].path, path) == 0)
+			return &s->bins[i];
+	return NULL;
+}
+
+static struct bin_info *bin_add(struct session *s, const char *path)
+{
+	struct bin_info *b;
+
+	PM_GROW(s->bins, s->capbins, s->nbins + 1);
+	b = &s->bins[s->nbins++];
+	memset(b, 0, sizeof(*b));
+	b->path = xstrdup(path);
+	return b;
+}
+
+static void distrust(struct session *s, const struct pm_sym *sym)
+{
+	size_t i;
+
+	for (i = 0; i < s->nbad; i++)
+		if (s->bad[i] == sym)
+			return;
+	PM_GROW(s->bad, s->capbad, s->nbad + 1);
+	s->bad[s->nbad++] = sym;
+	for (i = 0; i < s->nunws; i++)
+		pm_unw_flush(s->unws[i].u);
+}
+
+/* Replay: does the binary opened for @m match what the capture recorded? */
+static void verify_map(struct session *s, const struct pm_map *m)
+{
+	struct bin_info *b = bin_find(s, m->path);
+	const char *got;
+
+	if (!b)
+		return; /* not announced (yet): checked when its record comes */
+	if (b->flags & PM_DATA_BIN_UNOPENED) {
+		if (m->sym)
+			distrust(s, m->sym);
+		return;
+	}
+	if (!m->sym) {
+		if (!b->warned)
+			pm_warn("cannot open '%s' (build ID %s) of the capture: its frames are "
+				"shown as module+offset",
+				m->path, b->build_id[0] ? b->build_id : "none");
+		b->warned = true;
+		return;
+	}
+	got = pm_sym_build_id(m->sym);
+	if (strcmp(got, b->build_id) != 0) {
+		if (!b->warned)
+			pm_warn("'%s' has build ID %s, the capture recorded %s: not the binary that "
+				"ran; its frames are shown as module+offset",
+				m->path, got[0] ? got : "none", b->build_id[0] ? b->build_id : "none");
+		b->warned = true;
+		distrust(s, m->sym);
+	}
+}
+
+/*
+ * Mappings @first.. were just added.  Live, each new binary goes into the
+ * capture with its build ID; at replay, each is checked against it.
+ */
+static void maps_added(struct session *s, size_t first)
+{
+	size_t i, n = pm_maps_count(s->maps);
+
+	for (i = first; i < n; i++) {
+		const struct pm_map *m = pm_maps_at(s->maps, (uint32_t)i);
+
+		if (s->replay) {
+			verify_map(s, m);
+		} else if (s->cap && !bin_find(s, m->path)) {
+			bin_add(s, m->path);
+			cap_check(s, pm_data_write_binary(s->cap, m->path,
+							  m->sym ? pm_sym_build_id(m->sym) : "",
+							  m->sym ? 0 : PM_DATA_BIN_UNOPENED));
+		}
+	}
+}
+
+/* /proc/PID/maps into the maps, and into the capture. */
+static void load_maps(struct session *s, pid_t pid)
+{
+	size_t first = pm_maps_count(s->maps), i, n;
+
+	pm_maps_load_proc(s->maps, pid);
+	n = pm_maps_count(s->maps);
+	for (i = first; s->cap && i < n; i++) {
+		const struct pm_map *m = pm_maps_at(s->maps, (uint32_t)i);
+		if (m->pid == pid)
+			cap_check(s, pm_data_write_map(s->cap, (uint32_t)pid, m->start, m->end,
+						       m->pgoff, m->path));
+	}
+	maps_added(s, first);
+}
+
+/*
+ * The one entry to processing, live and at replay: @h is the record's
+ * bytes (what the capture stores), @r its decoding.
+ */
+static void feed(struct session *s, const struct perf_event_header *h, const struct pm_rec *r)
+{
+	size_t first;
+
+	if (s->cap && r->type == PERF_RECORD_SAMPLE && !pm_maps_known(s->maps, (pid_t)r->sample.pid))
+		load_maps(s, (pid_t)r->sample.pid); /* before the sample, in the capture too */
+	first = pm_maps_count(s->maps);
+	s->keep = UINT64_MAX;
+	on_record(s, r);
+	if (s->cap) {
+		if (r->type == PERF_RECORD_SAMPLE && s->keep != UINT64_MAX)
+			cap_check(s, pm_data_write_sample_cut(s->cap, h, r->sample.stack,
+							      r->sample.stack_size,
+							      r->sample.dyn_size, s->keep));
+		else
+			cap_check(s, pm_data_write(s->cap, h));
+	}
+	if (pm_maps_count(s->maps) != first)
+		maps_added(s, first);
+}
+
 static uint64_t rec_time(const struct pm_rec *r)
 {
 	return r->type == PERF_RECORD_SAMPLE ? r->sample.time : r->sid.time;
@@ -451,6 +745,7 @@ static uint64_t rec_time(const struct pm_rec *r)
 static void drain(struct session *s)
 {
 	struct pm_rec *cur = xcalloc(s->nrings, sizeof(*cur));
+	const struct perf_event_header **hdr = xcalloc(s->nrings, sizeof(*hdr));
 	bool *have = xcalloc(s->nrings, sizeof(*have));
 	size_t i;
 
@@ -460,6 +755,7 @@ static void drain(struct session *s)
 			int rc = pm_rec_decode(h, &s->layout, &cur[i]);
 			if (rc == 0) {
 				have[i] = true;
+				hdr[i] = h;
 				break;
 			}
 			if (rc < 0)
@@ -475,12 +771,13 @@ static void drain(struct session *s)
 				best = i;
 		if (best == SIZE_MAX)
 			break;
-		on_record(s, &cur[best]);
+		feed(s, hdr[best], &cur[best]);
 		have[best] = false;
 		while ((h = pm_ring_next(s->rings[best]))) {
 			int rc = pm_rec_decode(h, &s->layout, &cur[best]);
 			if (rc == 0) {
 				have[best] = true;
+				hdr[best] = h;
 				break;
 			}
 			if (rc < 0)
@@ -490,6 +787,7 @@ static void drain(struct session *s)
 	for (i = 0; i < s->nrings; i++)
 		pm_ring_consume(s->rings[i]);
 	free(cur);
+	free(hdr);
 	free(have);
 }
 
@@ -504,12 +802,47 @@ static unsigned ring_pages(uint32_t stack_size)
 	return pages;
 }
 
+/*
+ * Start the capture once the attr is final: header, attr, the event, and
+ * (attach) which event id was opened on which thread.
+ */
+static void capture_begin(struct session *s)
+{
+	struct pm_data_meta meta;
+	size_t i;
+	int rc;
+
+	memset(&meta, 0, sizeof(meta));
+	meta.flags = (s->attach ? PM_DATA_ATTACH : 0) | (s->cfg->kernel ? PM_DATA_KERNEL : 0);
+	meta.t0_wall_ns = pm_wall_ns();
+	meta.type = s->spec.type;
+	meta.config = s->spec.config;
+	meta.stack_size = s->cfg->stack_size;
+	meta.threads = s->res->threads;
+	meta.events = s->res->events;
+	meta.attach_us = (uint64_t)(s->res->attach_ms * 1000.0);
+	snprintf(meta.name, sizeof(meta.name), "%s", s->spec.name);
+	snprintf(meta.value_type, sizeof(meta.value_type), "%s", s->spec.value_type);
+	snprintf(meta.value_unit, sizeof(meta.value_unit), "%s", s->spec.value_unit);
+	rc = pm_data_create(&s->cap, s->cfg->raw, &s->attr, &meta);
+	if (rc) {
+		s->cap_err = rc;
+		return;
+	}
+	for (i = 0; i < s->id_owner.size; i++)
+		if (s->id_owner.keys[i])
+			cap_check(s, pm_data_write_owner(s->cap, s->id_owner.keys[i],
+							 (uint32_t)s->id_owner.vals[i]));
+}
+
 static void set_layout(struct session *s)
 {
 	pm_rec_layout_from_attr(&s->layout, &s->attr);
 	s->ip_idx = pm_rec_reg_index(s->attr.sample_regs_user, PERF_REG_X86_IP);
 	s->sp_idx = pm_rec_reg_index(s->attr.sample_regs_user, PERF_REG_X86_SP);
 	s->bp_idx = pm_rec_reg_index(s->attr.sample_regs_user, PERF_REG_X86_BP);
+	if (!s->replay && s->cfg->raw && !s->cap && !s->cap_err)
+		capture_begin(s);
 }
 
 static void sampling_of(const struct pm_record_cfg *cfg, struct pm_evt_sampling *smp)
@@ -517,6 +850,7 @@ static void sampling_of(const struct pm_record_cfg *cfg, struct pm_evt_sampling 
 	memset(smp, 0, sizeof(*smp));
 	smp->freq = cfg->period ? 0 : (cfg->freq ? cfg->freq : PM_RECORD_DEFAULT_FREQ);
 	smp->period = cfg->period;
+	smp->rate_default = !cfg->freq && !cfg->period; /* events: tracepoints/uprobes default to -c 1 */
 	smp->stack_size = cfg->stack_size;
 	smp->regs_mask = PM_UNW_PERF_REGS_MASK; /* as open_events(): all of them, for DWARF CFI */
 	smp->callchain = true;
@@ -535,13 +869,14 @@ static int open_events(struct session *s, pid_t pid)
 	memset(&smp, 0, sizeof(smp));
 	smp.freq = cfg->period ? 0 : (cfg->freq ? cfg->freq : PM_RECORD_DEFAULT_FREQ);
 	smp.period = cfg->period;
+	smp.rate_default = !cfg->freq && !cfg->period; /* events: tracepoints/uprobes default to -c 1 */
 	smp.stack_size = cfg->stack_size;
 	smp.regs_mask = PM_UNW_PERF_REGS_MASK; /* frames: all of them, for DWARF CFI */
 	smp.callchain = true;
 	smp.kernel_callchain = cfg->kernel;
 	smp.tracking = true;
 	smp.enable_on_exec = true;
-	smp.inherit = true;
+	smp.inherit = s->spec.kind != PM_EVT_UPROBE; /* events: see pm_evt_parse */
 
 	ncpu = online_cpus(&cpus);
 	s->fds = xcalloc((size_t)ncpu, sizeof(int));
@@ -565,7 +900,7 @@ static int open_events(struct session *s, pid_t pid)
 			break;
 		while (s->nfds)
 			close(s->fds[--s->nfds]);
-		if (s->spec.hardware && pm_evt_err_unsupported(err)) {
+		if (s->spec.hardware && pm_evt_err_unsupported(err) && !cfg->strict) {
 			char e[256];
 			pm_warn("%s is not supported here (no hardware PMU); falling back to cpu-clock",
 				s->spec.name);
@@ -698,7 +1033,7 @@ static int attach_thread(struct session *s, struct aproc *p, pid_t tid)
 		if (rc == -ESRCH)
 			return 1;
 		if (rc && !s->err_set && s->res->threads == 0 && s->spec.hardware &&
-		    pm_evt_err_unsupported(rc)) {
+		    pm_evt_err_unsupported(rc) && !s->cfg->strict) {
 			char e[256];
 			struct pm_evt_sampling smp;
 
@@ -762,7 +1097,7 @@ static int attach_all(struct session *s)
 	s->pages = ring_pages(s->cfg->stack_size);
 	sampling_of(s->cfg, &smp);
 	/* -t is one thread only; a process is followed into its new threads */
-	smp.inherit = true;
+	smp.inherit = s->spec.kind != PM_EVT_UPROBE; /* events: see pm_evt_parse */
 	if (s->cfg->kernel) /* as open_events() */
 		s->spec.exclude_kernel = false;
 	pm_evt_attr(&s->spec, &smp, &s->attr);
@@ -789,7 +1124,7 @@ static int attach_all(struct session *s)
 			}
 			s->attr.inherit = smp.inherit;
 		} else {
-			s->attr.inherit = 1;
+			s->attr.inherit = smp.inherit;
 			for (pass = 0; pass < 1000; pass++) {
 				pid_t *tids;
 				long n = pm_target_threads(p->pid, &tids);
@@ -836,7 +1171,7 @@ static int attach_all(struct session *s)
 	 * both this snapshot and an MMAP2 record, which pm_maps ignores twice.
 	 */
 	for (i = 0; i < s->nprocs; i++)
-		pm_maps_load_proc(s->maps, s->procs[i].pid);
+		load_maps(s, s->procs[i].pid);
 	return 0;
 }
 
@@ -1070,7 +1405,8 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 	uint64_t *loc_of = xcalloc(nframes, sizeof(*loc_of));
 	uint64_t *map_of = xcalloc(nmaps ? nmaps : 1, sizeof(*map_of));
 	bool *map_unresolved = xcalloc(nmaps ? nmaps : 1, sizeof(bool));
-	uint64_t *locs = xmalloc((MAX_FRAMES + 1) * sizeof(*locs));
+	/* as many as a stack can hold: user + kernel frames, cut marker, creators, tag */
+	uint64_t *locs = xmalloc(PM_ARRAY_SIZE(s->ids) * sizeof(*locs));
 	struct pm_frame fr[MAX_FRAMES_SYM];
 	struct pm_prof_line lines[MAX_FRAMES_SYM];
 	bool cpu = strcmp(s->spec.value_unit, "nanoseconds") == 0;
@@ -1100,6 +1436,15 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 	c = xasprintf("lost %" PRIu64 " samples", s->res->lost);
 	pm_prof_add_comment(p, c);
 	free(c);
+	if (s->res->throttled) {
+		/* events: the kernel lowered the rate (kernel.perf_event_max_sample_rate) */
+		double secs = dur ? (double)dur / 1e9 : 0;
+
+		c = xasprintf("throttled %" PRIu64 " times: effective rate %.0f samples/s",
+			      s->res->throttled, secs > 0 ? (double)s->res->samples / secs : 0.0);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
 	c = xasprintf("stacks cut: %" PRIu64 " of %" PRIu64, s->res->cut, s->res->samples);
 	pm_prof_add_comment(p, c);
 	free(c);
@@ -1127,19 +1472,30 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 			loc_of[i] = kernel_loc(p, f, &ks);
 			continue;
 		}
-		if (i == s->cut_frame) {
-			lines[0].func_id = pm_prof_func(p, "[truncated]", "[truncated]", "", 0);
+		if (pm_gor_is_frame(f)) { /* goroutines: creator frames */
+			loc_of[i] = s->gor ? pm_gor_location(s->gor, p, f) : 0;
+			continue;
+		}
+		if (i == s->cut_frame || i == s->limit_frame) {
+			const char *mk = i == s->cut_frame ? "[truncated]" : "[limit]";
+
+			lines[0].func_id = pm_prof_func(p, mk, mk, "", 0);
 			lines[0].line = 0;
 			loc_of[i] = pm_prof_loc(p, 0, 0, lines, 1);
 			continue;
 		}
 		if (m) {
+			const struct pm_sym *sym = map_sym(s, m);
+			const struct bin_info *b = s->replay ? bin_find(s, m->path) : NULL;
+
 			if (!map_of[m->id])
 				map_of[m->id] = pm_prof_mapping(p, m->start, m->end, m->pgoff, m->path,
-								m->sym ? pm_sym_build_id(m->sym) : "");
+								sym ? pm_sym_build_id(sym)
+								: b ? b->build_id
+								    : "");
 			mid = map_of[m->id];
-			if (m->sym)
-				nf = pm_sym_frames(m->sym, f->vaddr - (f->is_return ? 1 : 0), fr,
+			if (sym)
+				nf = pm_sym_frames(sym, f->vaddr - (f->is_return ? 1 : 0), fr,
 						   MAX_FRAMES_SYM);
 			if (!nf)
 				map_unresolved[m->id] = true;
@@ -1156,14 +1512,15 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 		bool go;
 		if (!map_of[i])
 			continue;
-		go = m->sym && pm_sym_is_go(m->sym);
+		go = map_sym(s, m) && pm_sym_is_go(m->sym);
 		pm_prof_mapping_flags(p, map_of[i], !map_unresolved[i], go, go, go);
 	}
 	for (i = 0; i < pm_stacks_count(s->stacks); i++) {
 		size_t n, k;
 		const int64_t *v;
 		const uint32_t *ids = pm_stacks_at(s->stacks, i, &n, &v);
-		struct pm_prof_label lab[2];
+		struct pm_prof_label lab[2 + PM_GOR_MAX_LABELS + 1];
+		size_t nlab = 2;
 		uint32_t pid, tid;
 
 		pm_stacks_tags(s->stacks, i, &pid, &tid);
@@ -1172,9 +1529,12 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 		lab[0].num = pid;
 		lab[1].key = "thread";
 		lab[1].num = tid;
+		if (s->gor) /* goroutines: the labels of the root tag frame */
+			nlab += pm_gor_labels(s->gor, s->stacks, ids, &n, lab + 2,
+					      PM_ARRAY_SIZE(lab) - 2);
 		for (k = 0; k < n; k++)
 			locs[k] = loc_of[ids[k]];
-		pm_prof_add(p, locs, n, v, lab, 2);
+		pm_prof_add(p, locs, n, v, lab, nlab);
 	}
 	free(locs);
 	free(loc_of);
@@ -1182,6 +1542,160 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 	free(map_unresolved);
 	pm_ksyms_free(ks.ks);
 	return p;
+}
+
+/* What feed() and build_profile() use; shared by the live session and replay. */
+static void release_processing(struct session *s)
+{
+	size_t i;
+
+	pm_gor_free(s->gor);
+	s->gor = NULL;
+
+	idtab_free(&s->id_owner);
+	idtab_free(&s->chosen);
+	for (i = 0; i < s->nunws; i++)
+		pm_unw_free(s->unws[i].u);
+	free(s->unws);
+	pm_stacks_free(s->stacks);
+	pm_maps_free(s->maps);
+	for (i = 0; i < s->nbins; i++)
+		free(s->bins[i].path);
+	free(s->bins);
+	free(s->bad);
+}
+
+/* One of pmuprof's own records of a capture. */
+static int replay_own(struct session *s, const struct perf_event_header *h)
+{
+	struct pm_data_map mp;
+	struct pm_data_binary bi;
+	struct pm_data_owner ow;
+	size_t first, i, n;
+
+	switch (h->type) {
+	case PM_DATA_REC_MAP:
+		if (pm_data_decode_map(h, &mp))
+			return -EINVAL;
+		first = pm_maps_count(s->maps);
+		pm_maps_add_file(s->maps, (pid_t)mp.pid, mp.start, mp.end - mp.start, mp.pgoff,
+				 mp.path, NULL);
+		flush_unwinder(s, (pid_t)mp.pid);
+		maps_added(s, first);
+		return 0;
+	case PM_DATA_REC_BINARY: {
+		struct bin_info *b;
+
+		if (pm_data_decode_binary(h, &bi))
+			return -EINVAL;
+		b = bin_find(s, bi.path);
+		if (!b) {
+			b = bin_add(s, bi.path);
+			snprintf(b->build_id, sizeof(b->build_id), "%s", bi.build_id);
+			b->flags = bi.flags;
+		}
+		n = pm_maps_count(s->maps);
+		for (i = 0; i < n; i++) {
+			const struct pm_map *m = pm_maps_at(s->maps, (uint32_t)i);
+			if (strcmp(m->path, bi.path) == 0)
+				verify_map(s, m);
+		}
+		return 0;
+	}
+	case PM_DATA_REC_OWNER:
+		if (pm_data_decode_owner(h, &ow))
+			return -EINVAL;
+		idtab_put(&s->id_owner, ow.id, (int32_t)ow.tid);
+		idtab_put(&s->chosen, ow.tid, (int32_t)ow.tid);
+		return 0;
+	default:
+		return 0; /* a later version's record: skip */
+	}
+}
+
+/*
+ * Replay: the capture's records through feed(), as the live session fed
+ * them, then the same build_profile().
+ */
+int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record_result *res)
+{
+	static const struct pm_record_cfg no_cfg;
+	struct session s;
+	struct pm_data *d = NULL;
+	const struct pm_data_meta *meta;
+	const struct pm_data_trailer *tr;
+	const struct perf_event_header *h;
+	struct pm_stack_frame cut = { PM_STACKS_NO_MAP, false, 0, 0 };
+	char err[256];
+	uint64_t t0 = pm_now_ns();
+	int rc;
+
+	*out = NULL;
+	memset(res, 0, sizeof(*res));
+	memset(&s, 0, sizeof(s));
+	s.cfg = &no_cfg;
+	s.res = res;
+	s.replay = true;
+	err[0] = '\0';
+	rc = pm_data_open(&d, path, err, sizeof(err));
+	if (rc) {
+		set_err(res, PM_REC_ERR, "%s", err[0] ? err : strerror(-rc));
+		return res->err;
+	}
+	meta = pm_data_meta(d);
+	s.attr = *pm_data_attr(d);
+	snprintf(s.spec.name, sizeof(s.spec.name), "%s", meta->name);
+	snprintf(s.spec.value_type, sizeof(s.spec.value_type), "%s", meta->value_type);
+	snprintf(s.spec.value_unit, sizeof(s.spec.value_unit), "%s", meta->value_unit);
+	s.spec.type = meta->type;
+	s.spec.config = meta->config;
+	if (!s.spec.value_type[0] || !s.spec.value_unit[0] || (!s.attr.freq && !s.attr.sample_period) ||
+	    (s.attr.freq && !s.attr.sample_freq)) {
+		set_err(res, PM_REC_ERR, "corrupt capture: no event or sampling rate");
+		goto out;
+	}
+	s.attach = meta->flags & PM_DATA_ATTACH;
+	res->threads = meta->threads;
+	res->events = meta->events;
+	res->attach_ms = (double)meta->attach_us / 1000.0;
+	s.maps = pm_maps_new();
+	s.stacks = pm_stacks_new(2);
+	s.cut_frame = pm_stacks_frame(s.stacks, &cut);
+	setup_limits(&s);
+	set_layout(&s);
+	while ((rc = pm_data_next(d, &h, err, sizeof(err))) > 0) {
+		struct pm_rec r;
+
+		res->records++;
+		if (h->type >= PM_DATA_REC_BASE) {
+			if (replay_own(&s, h) < 0) {
+				set_err(res, PM_REC_ERR, "corrupt capture: a bad pmuprof record (type %#x)",
+					h->type);
+				goto out;
+			}
+			continue;
+		}
+		rc = pm_rec_decode(h, &s.layout, &r);
+		if (rc == 0)
+			feed(&s, h, &r);
+		else if (rc < 0)
+			s.bad_records++;
+	}
+	if (rc < 0) {
+		set_err(res, PM_REC_ERR, "%s", err);
+		goto out;
+	}
+	tr = pm_data_trailer(d);
+	if (pm_data_truncated(d) || !tr)
+		pm_warn("'%s' is truncated: processed the %" PRIu64 " samples it holds", path,
+			res->samples);
+	res->exit_code = tr ? (int)tr->exit_code : 0;
+	res->seconds = (double)(pm_now_ns() - t0) / 1e9;
+	*out = build_profile(&s, meta->t0_wall_ns, tr ? tr->duration_ns : 0);
+out:
+	release_processing(&s);
+	pm_data_close(d);
+	return res->err;
 }
 
 int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
@@ -1230,12 +1744,29 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 				      : strerror(-rc));
 		goto out;
 	}
+	rc = cfg->raw ? (strcmp(cfg->raw, "-") == 0 ? -EINVAL : check_output(cfg->raw)) : 0;
+	if (rc) {
+		set_err(res, PM_REC_ERR, "cannot write '%s': %s", cfg->raw,
+			rc == -EINVAL ? "a capture needs a file" : strerror(-rc));
+		goto out;
+	}
 	s.maps = pm_maps_new();
 	s.stacks = pm_stacks_new(2);
 	s.cut_frame = pm_stacks_frame(s.stacks, &cut);
+	setup_limits(&s);
+	{ /* goroutines: ids and labels always, creator frames with --creators */
+		struct pm_gor_opts go = { cfg->creators > 0 ? (unsigned)cfg->creators : 0u, NULL,
+					  NULL };
+		s.gor = pm_gor_new(&go);
+	}
 	if (s.attach) {
 		if (attach_all(&s))
 			goto out;
+		if (s.cap_err) {
+			set_err(res, PM_REC_ERR, "cannot write '%s': %s", cfg->raw,
+				strerror(-s.cap_err));
+			goto out;
+		}
 		t0_wall = pm_wall_ns();
 		s.t_start = pm_now_ns();
 		if (!cfg->quiet)
@@ -1251,7 +1782,23 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 					strerror(errno));
 			goto out;
 		}
-		rc = pm_target_spawn(&tgt, path, cfg->argv);
+		{
+			/* started through sudo: the command runs as the user who typed it */
+			uid_t uid;
+			gid_t gid;
+			int su = cfg->keep_privileges ? 0 : pm_target_sudo_user(&uid, &gid);
+
+			if (su < 0) {
+				free(path);
+				path = NULL;
+				set_err(res, PM_REC_ERR,
+					"SUDO_UID/SUDO_GID are set but not valid ids; unset them, or "
+					"run the command as root with --no-drop-privileges");
+				goto out;
+			}
+			rc = su ? pm_target_spawn_as(&tgt, path, cfg->argv, uid, gid)
+				: pm_target_spawn(&tgt, path, cfg->argv);
+		}
 		if (rc) {
 			set_err(res, PM_REC_ERR, "cannot start '%s': %s", cfg->argv[0],
 				strerror(-rc));
@@ -1259,6 +1806,11 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		}
 		if (open_events(&s, pm_target_pid(tgt)))
 			goto out;
+		if (s.cap_err) {
+			set_err(res, PM_REC_ERR, "cannot write '%s': %s", cfg->raw,
+				strerror(-s.cap_err));
+			goto out;
+		}
 		t0_wall = pm_wall_ns();
 		s.t_start = pm_now_ns();
 		rc = pm_target_start(tgt);
@@ -1335,6 +1887,25 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	res->seconds = (double)(pm_now_ns() - s.t_start) / 1e9;
 
 	prof = build_profile(&s, t0_wall, pm_now_ns() - s.t_start);
+	if (s.cap) {
+		struct pm_data_trailer tr;
+
+		memset(&tr, 0, sizeof(tr));
+		tr.samples = res->samples;
+		tr.lost = res->lost;
+		tr.throttled = res->throttled;
+		tr.duration_ns = pm_now_ns() - s.t_start;
+		tr.exit_code = res->exit_code;
+		res->raw_bytes = pm_data_bytes(s.cap) + sizeof(tr);
+		rc = s.cap_err ? s.cap_err : pm_data_finish(s.cap, &tr);
+		if (s.cap_err)
+			pm_data_abort(s.cap);
+		s.cap = NULL;
+		if (rc) {
+			set_err(res, PM_REC_ERR, "cannot write '%s': %s", cfg->raw, strerror(-rc));
+			goto out;
+		}
+	}
 	rc = pm_pprof_write(prof, output);
 	if (rc) {
 		set_err(res, PM_REC_ERR, "cannot write '%s': %s", output, strerror(-rc));
@@ -1344,11 +1915,20 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		pm_warn("lost %" PRIu64 " samples: the ring buffer overflowed; lower -F or "
 			"--stack-size",
 			res->lost);
+	if (res->throttled)
+		pm_warn("the kernel throttled sampling %" PRIu64 " times: effective rate %.0f "
+			"samples/s; lower -F (kernel.perf_event_max_sample_rate=%ld)",
+			res->throttled, res->seconds > 0 ? (double)res->samples / res->seconds : 0.0,
+			pm_evt_max_sample_rate());
 	if (!cfg->quiet)
 		fprintf(stderr,
 			"pmuprof: wrote %s: %" PRIu64 " samples (%" PRIu64 " lost), %.1f s\n",
 			output, res->samples, res->lost, res->seconds);
+	if (!cfg->quiet && cfg->raw)
+		fprintf(stderr, "pmuprof: wrote capture %s: %" PRIu64 " bytes\n", cfg->raw,
+			res->raw_bytes);
 out:
+	pm_data_abort(s.cap);
 	pm_prof_free(prof);
 	free(pfd);
 	for (i = 0; i < s.nrings; i++)
@@ -1364,13 +1944,7 @@ out:
 		free(s.procs[i].tids);
 	}
 	free(s.procs);
-	idtab_free(&s.id_owner);
-	idtab_free(&s.chosen);
-	for (i = 0; i < s.nunws; i++)
-		pm_unw_free(s.unws[i].u);
-	free(s.unws);
-	pm_stacks_free(s.stacks);
-	pm_maps_free(s.maps);
+	release_processing(&s);
 	if (tgt && !pm_target_exited(tgt) && res->err) {
 		pm_target_signal(tgt, SIGKILL);
 		pm_target_wait(tgt, &status);

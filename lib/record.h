@@ -43,6 +43,24 @@ struct pm_record_cfg {
 	bool quiet;                  /* no summary line */
 	bool progress;               /* a live progress line on stderr */
 	bool kernel;                 /* keep the kernel part of the callchain (--kernel) */
+	bool strict;                 /* added: no cpu-clock fallback for a missing hardware event */
+	/*
+	 * Creator levels for each goroutine's stack (goroutine.h): N = up to
+	 * N creating goroutines (--creators=N; 1 = the go statement alone),
+	 * 0 (the default) or -1 (--no-creators) = none.  Goroutine ids and
+	 * pprof labels are read in every case.
+	 */
+	int creators;
+	/*
+	 * Also write a replayable capture (datafile.h) to this path, atomically
+	 * as the profile; NULL = none.
+	 */
+	const char *raw;
+	/*
+	 * added (issue 8): run the command as root even when pmuprof was
+	 * started through sudo (default: as SUDO_UID/SUDO_GID, pm_target_sudo_user())
+	 */
+	bool keep_privileges;
 };
 
 enum pm_record_err {
@@ -63,9 +81,26 @@ struct pm_record_result {
 	uint64_t threads;      /* threads attached at the start */
 	uint64_t events;       /* perf events opened */
 	double attach_ms;      /* from the first open to all enabled */
+	uint64_t raw_bytes;    /* size of the capture written (cfg->raw) */
+	uint64_t records;      /* replay: records read from the capture */
 };
 
 /* Run the session.  Returns res->err. */
 int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res);
+
+struct pm_profile;
+
+/*
+ * Process a capture written by --raw (datafile.h) as the session that
+ * wrote it did: the same maps, unwinding and aggregation, then the same
+ * profile into *@out (owned, pm_prof_free()).  Binaries are opened by the
+ * capture's paths and checked by build ID; one that is missing or differs
+ * gets one pm_warn() and its frames stay unnamed (module+offset).  The
+ * target's memory is not read (cgo frames as when it had exited), and
+ * kernel frames are named from this machine's /proc/kallsyms.  A truncated
+ * capture is processed as far as it goes, with one pm_warn().  Returns
+ * res->err; on an error res->msg has one line ("corrupt capture: ...").
+ */
+int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record_result *res);
 
 #endif

@@ -311,12 +311,54 @@ static void text_header(const struct pm_profile *p, struct out *o,
 	outf(o, "#\n");
 }
 
+struct named_loc {
+	char *name;
+	size_t i;
+};
+
+static int cmp_named_loc(const void *va, const void *vb)
+{
+	const struct named_loc *a = va, *b = vb;
+	int c = strcmp(a->name, b->name);
+
+	return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+/*
+ * For each location index, the first location index with the same address
+ * name: code mapped again at another address (or another mapping of the
+ * same file) gives new locations that must still be one row, as they are
+ * one frame in the folded stacks.
+ */
+static size_t *loc_canon(const struct pm_profile *p)
+{
+	size_t n = pm_prof_nlocs(p), i, first = 0;
+	struct named_loc *v = xcalloc(n + 1, sizeof(*v));
+	size_t *canon = xcalloc(n + 1, sizeof(*canon));
+
+	for (i = 0; i < n; i++) {
+		v[i].name = addr_name(p, pm_prof_loc_at(p, i));
+		v[i].i = i;
+	}
+	qsort(v, n, sizeof(*v), cmp_named_loc);
+	for (i = 0; i < n; i++) {
+		if (i == 0 || strcmp(v[i].name, v[first].name) != 0)
+			first = i;
+		canon[v[i].i] = v[first].i;
+	}
+	for (i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+	return canon;
+}
+
 /* Row key of frame @j of location @l: its function's index, or past them, the location's. */
-static size_t frame_key(const struct pm_profile *p, const struct pm_prof_loc *l, size_t j)
+static size_t frame_key(const struct pm_profile *p, const struct pm_prof_loc *l, size_t j,
+			const size_t *canon)
 {
 	const struct pm_prof_func *f = j < l->nlines ? line_func(p, &l->lines[j]) : NULL;
 
-	return f ? (size_t)(f->id - 1) : pm_prof_nfuncs(p) + (size_t)(l->id - 1);
+	return f ? (size_t)(f->id - 1) : pm_prof_nfuncs(p) + canon[l->id - 1];
 }
 
 int pm_report_text(const struct pm_profile *p, FILE *f, const struct pm_report_opts *opts)
@@ -326,7 +368,7 @@ int pm_report_text(const struct pm_profile *p, FILE *f, const struct pm_report_o
 	size_t nrows = 0, i, j, k, top, width = 8;
 	long vi = pick_value(p, opts, false), ci;
 	int64_t *self, *cum, *count, total = 0, nsamp = 0;
-	size_t *stamp;
+	size_t *stamp, *canon;
 	struct row *rows;
 	bool have_count;
 
@@ -341,6 +383,7 @@ int pm_report_text(const struct pm_profile *p, FILE *f, const struct pm_report_o
 	cum = xcalloc(nk + 1, sizeof(*cum));
 	count = xcalloc(nk + 1, sizeof(*count));
 	stamp = xcalloc(nk + 1, sizeof(*stamp));
+	canon = loc_canon(p);
 	for (i = 0; i < ns; i++) {
 		const struct pm_prof_sample *s = pm_prof_sample_at(p, i);
 		int64_t v = vi >= 0 ? s->values[vi] : 0, c = ci >= 0 ? s->values[ci] : 0;
@@ -356,7 +399,7 @@ int pm_report_text(const struct pm_profile *p, FILE *f, const struct pm_report_o
 				continue;
 			nfr = l->nlines ? l->nlines : 1;
 			for (k = 0; k < nfr; k++) {
-				size_t key = frame_key(p, l, k);
+				size_t key = frame_key(p, l, k, canon);
 
 				if (leaf) {
 					self[key] = add_sat(self[key], v);
@@ -438,6 +481,7 @@ int pm_report_text(const struct pm_profile *p, FILE *f, const struct pm_report_o
 	free(cum);
 	free(count);
 	free(stamp);
+	free(canon);
 	return out_end(&o);
 }
 

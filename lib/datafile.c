@@ -1,0 +1,612 @@
+/*
+ * The capture file: a buffered, append-only writer that patches the header
+ * at the end, and a reader over an mmap'd (or copied) image that checks
+ * every offset and size before it hands anything out.
+ */
+#include "datafile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the capture format is little-endian: this writer stores native records"
+#endif
+
+#define WBUF_SIZE (1u << 20)
+
+struct pm_data_writer {
+	int fd;
+	char *path, *tmp, *dir;
+	uint8_t *buf;
+	size_t nbuf;
+	uint64_t off;        /* bytes written through the buffer so far */
+	uint64_t stream_off;
+	uint64_t records;
+	struct pm_data_header hdr;
+	int err;             /* first error, sticky */
+};
+
+static int write_all(int fd, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	while (len) {
+		ssize_t n = write(fd, b, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		b += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int wflush(struct pm_data_writer *w)
+{
+	int rc;
+
+	if (w->err || !w->nbuf)
+		return w->err;
+	rc = write_all(w->fd, w->buf, w->nbuf);
+	if (rc)
+		w->err = rc;
+	w->nbuf = 0;
+	return w->err;
+}
+
+static int wput(struct pm_data_writer *w, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	if (w->err)
+		return w->err;
+	while (len) {
+		size_t n = WBUF_SIZE - w->nbuf;
+		if (n > len)
+			n = len;
+		memcpy(w->buf + w->nbuf, b, n);
+		w->nbuf += n;
+		w->off += n;
+		b += n;
+		len -= n;
+		if (w->nbuf == WBUF_SIZE && wflush(w))
+			return w->err;
+	}
+	return 0;
+}
+
+static int wpad(struct pm_data_writer *w)
+{
+	static const uint8_t zero[8];
+
+	return w->off % 8 ? wput(w, zero, 8 - w->off % 8) : 0;
+}
+
+int pm_data_create(struct pm_data_writer **out, const char *path,
+		   const struct perf_event_attr *attr, const struct pm_data_meta *meta)
+{
+	struct pm_data_writer *w;
+	const char *slash = strrchr(path, '/');
+	uint32_t n[2] = { 1, 0 }, asz[2] = { (uint32_t)sizeof(*attr), 0 };
+	mode_t um;
+	int rc;
+
+	*out = NULL;
+	if (slash && !slash[1])
+		return -EISDIR;
+	w = xcalloc(1, sizeof(*w));
+	w->path = xstrdup(path);
+	w->dir = slash ? xstrndup(path, (size_t)(slash - path) + 1) : xstrdup("");
+	w->tmp = xasprintf("%s.%s.XXXXXX", w->dir, slash ? slash + 1 : path);
+	w->fd = mkostemp(w->tmp, O_CLOEXEC);
+	if (w->fd < 0) {
+		rc = -errno;
+		free(w->tmp);
+		w->tmp = NULL;
+		pm_data_abort(w);
+		return rc;
+	}
+	um = umask(0);
+	umask(um);
+	if (fchmod(w->fd, 0666 & ~um) < 0 && errno != EPERM) {
+		rc = -errno;
+		pm_data_abort(w);
+		return rc;
+	}
+	w->buf = xmalloc(WBUF_SIZE);
+	memcpy(w->hdr.magic, PM_DATA_MAGIC, 8);
+	w->hdr.version = PM_DATA_VERSION;
+	w->hdr.hdr_size = sizeof(w->hdr);
+	wput(w, &w->hdr, sizeof(w->hdr));
+	w->hdr.attr_off = w->off;
+	wput(w, n, sizeof(n));
+	wput(w, asz, sizeof(asz));
+	wput(w, attr, sizeof(*attr));
+	wpad(w);
+	w->hdr.attr_size = w->off - w->hdr.attr_off;
+	w->hdr.meta_off = w->off;
+	wput(w, meta, sizeof(*meta));
+	w->hdr.meta_size = sizeof(*meta);
+	w->stream_off = w->hdr.stream_off = w->off;
+	if (w->err) {
+		rc = w->err;
+		pm_data_abort(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+int pm_data_write(struct pm_data_writer *w, const struct perf_event_header *h)
+{
+	if (h->size < sizeof(*h) || h->size % 8)
+		return -EINVAL;
+	w->records++;
+	return wput(w, h, h->size);
+}
+
+int pm_data_write_sample_cut(struct pm_data_writer *w, const struct perf_event_header *h,
+			     const uint8_t *stack, uint64_t stack_size, uint64_t dyn_size,
+			     uint64_t keep)
+{
+	const uint8_t *b = (const uint8_t *)h;
+	struct perf_event_header nh = *h;
+	uint64_t pre, post_at, nsize;
+
+	keep = (keep + 7) & ~7ULL;
+	if (keep < 8)
+		keep = 8;
+	if (!stack || !stack_size || keep >= stack_size || stack < b + 16 ||
+	    stack + stack_size + 8 > b + h->size)
+		return pm_data_write(w, h);
+	/* [prefix][u64 size][data][u64 dyn_size][suffix] -> the same with data cut */
+	pre = (uint64_t)(stack - b) - 8;
+	post_at = (uint64_t)(stack - b) + stack_size + 8;
+	nsize = pre + 8 + keep + 8 + (h->size - post_at);
+	if (nsize > 0xffff || nsize % 8)
+		return pm_data_write(w, h);
+	nh.size = (uint16_t)nsize;
+	if (dyn_size > keep)
+		dyn_size = keep;
+	w->records++;
+	wput(w, &nh, sizeof(nh));
+	wput(w, b + sizeof(nh), pre - sizeof(nh));
+	wput(w, &keep, 8);
+	wput(w, stack, keep);
+	wput(w, &dyn_size, 8);
+	return wput(w, b + post_at, h->size - post_at);
+}
+
+/* A pmuprof record: header, @fixed bytes, a string with its NUL, padding. */
+static int write_own(struct pm_data_writer *w, uint32_t type, const void *fixed, size_t nfixed,
+		     const char *str)
+{
+	static const uint8_t zero[8];
+	struct perf_event_header h;
+	size_t sl = strlen(str) + 1, size = sizeof(h) + nfixed + sl;
+	size_t pad = (8 - size % 8) % 8;
+
+	if (size + pad > 0xffff)
+		return -ENAMETOOLONG;
+	h.type = type;
+	h.misc = 0;
+	h.size = (uint16_t)(size + pad);
+	w->records++;
+	wput(w, &h, sizeof(h));
+	wput(w, fixed, nfixed);
+	wput(w, str, sl);
+	return wput(w, zero, pad);
+}
+
+int pm_data_write_map(struct pm_data_writer *w, uint32_t pid, uint64_t start, uint64_t end,
+		      uint64_t pgoff, const char *path)
+{
+	uint64_t f[4];
+
+	f[0] = pid;
+	f[1] = start;
+	f[2] = end;
+	f[3] = pgoff;
+	return write_own(w, PM_DATA_REC_MAP, f, sizeof(f), path);
+}
+
+int pm_data_write_binary(struct pm_data_writer *w, const char *path, const char *build_id,
+			 unsigned flags)
+{
+	uint8_t f[8 + 256];
+	size_t n = strlen(build_id);
+	uint32_t fl = flags;
+
+	if (n > 255)
+		return -EINVAL;
+	memset(f, 0, sizeof(f));
+	memcpy(f, &fl, 4);
+	memcpy(f + 8, build_id, n + 1);
+	return write_own(w, PM_DATA_REC_BINARY, f, 8 + n + 1, path);
+}
+
+int pm_data_write_owner(struct pm_data_writer *w, uint64_t id, uint32_t tid)
+{
+	struct perf_event_header h = { PM_DATA_REC_OWNER, 0, 24 };
+	uint64_t t = tid;
+
+	w->records++;
+	wput(w, &h, sizeof(h));
+	wput(w, &id, 8);
+	return wput(w, &t, 8);
+}
+
+uint64_t pm_data_bytes(const struct pm_data_writer *w)
+{
+	return w->off;
+}
+
+int pm_data_finish(struct pm_data_writer *w, struct pm_data_trailer *t)
+{
+	int rc, dfd;
+
+	memcpy(t->magic, PM_DATA_TRAILER_MAGIC, 8);
+	t->records = w->records;
+	w->hdr.stream_size = w->off - w->stream_off;
+	wput(w, t, sizeof(*t));
+	rc = wflush(w);
+	if (!rc && pwrite(w->fd, &w->hdr, sizeof(w->hdr), 0) != (ssize_t)sizeof(w->hdr))
+		rc = -errno ? -errno : -EIO;
+	if (!rc && fsync(w->fd) < 0)
+		rc = -errno;
+	if (close(w->fd) < 0 && !rc)
+		rc = -errno;
+	w->fd = -1;
+	if (!rc && rename(w->tmp, w->path) < 0)
+		rc = -errno;
+	if (rc) {
+		pm_data_abort(w);
+		return rc;
+	}
+	dfd = open(*w->dir ? w->dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	free(w->tmp);
+	w->tmp = NULL;
+	pm_data_abort(w);
+	return 0;
+}
+
+void pm_data_abort(struct pm_data_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->tmp)
+		unlink(w->tmp);
+	free(w->tmp);
+	free(w->dir);
+	free(w->path);
+	free(w->buf);
+	free(w);
+}
+
+/* ---- own records ---- */
+
+/* A NUL inside [p, end) and a non-empty string. */
+static const char *rec_str(const uint8_t *p, const uint8_t *end)
+{
+	if (p >= end || !memchr(p, '\0', (size_t)(end - p)) || !*p)
+		return NULL;
+	return (const char *)p;
+}
+
+int pm_data_decode_map(const struct perf_event_header *h, struct pm_data_map *out)
+{
+	const uint8_t *b = (const uint8_t *)h;
+
+	if (h->type != PM_DATA_REC_MAP || h->size < 8 + 32 + 2)
+		return -EINVAL;
+	if (pm_le64(b + 8) > UINT32_MAX)
+		return -EINVAL;
+	out->pid = (uint32_t)pm_le64(b + 8);
+	out->start = pm_le64(b + 16);
+	out->end = pm_le64(b + 24);
+	out->pgoff = pm_le64(b + 32);
+	out->path = rec_str(b + 40, b + h->size);
+	if (!out->path || out->end <= out->start)
+		return -EINVAL;
+	return 0;
+}
+
+int pm_data_decode_binary(const struct perf_event_header *h, struct pm_data_binary *out)
+{
+	const uint8_t *b = (const uint8_t *)h, *end = b + h->size, *id;
+
+	if (h->type != PM_DATA_REC_BINARY || h->size < 8 + 8 + 1 + 2)
+		return -EINVAL;
+	out->flags = pm_le32(b + 8);
+	id = b + 16;
+	if (!memchr(id, '\0', (size_t)(end - id)))
+		return -EINVAL;
+	out->build_id = (const char *)id;
+	if (strlen(out->build_id) > 255)
+		return -EINVAL;
+	out->path = rec_str(id + strlen(out->build_id) + 1, end);
+	return out->path ? 0 : -EINVAL;
+}
+
+int pm_data_decode_owner(const struct perf_event_header *h, struct pm_data_owner *out)
+{
+	const uint8_t *b = (const uint8_t *)h;
+
+	if (h->type != PM_DATA_REC_OWNER || h->size != 24 || pm_le64(b + 16) > INT32_MAX)
+		return -EINVAL;
+	out->id = pm_le64(b + 8);
+	out->tid = (uint32_t)pm_le64(b + 16);
+	return 0;
+}
+
+/* ---- reader ---- */
+
+struct pm_data {
+	const uint8_t *base;
+	size_t len;
+	bool mapped;
+	struct perf_event_attr attr;
+	size_t nattrs;
+	struct pm_data_meta meta;
+	struct pm_data_trailer trailer;
+	bool have_trailer, truncated;
+	uint64_t pos, stream_end; /* stream_end: within the file */
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) PM_PRINTF(3, 4);
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+bool pm_data_is_capture(const uint8_t *buf, size_t len)
+{
+	return len >= 8 && memcmp(buf, PM_DATA_MAGIC, 8) == 0;
+}
+
+/* [off, off + size) inside [0, len)? */
+static bool inside(uint64_t off, uint64_t size, uint64_t len)
+{
+	return off <= len && size <= len - off;
+}
+
+static int parse(struct pm_data *d, char *err, size_t errlen)
+{
+	struct pm_data_header h;
+	const uint8_t *b = d->base;
+	uint64_t p, end, stream_end;
+	uint32_t i, nattr;
+
+	if (d->len == 0)
+		return fail(err, errlen, "file is empty");
+	if (!pm_data_is_capture(b, d->len))
+		return fail(err, errlen, "not a pmuprof capture (bad magic)");
+	if (d->len < sizeof(h))
+		return fail(err, errlen, "truncated capture: the header is cut short");
+	memcpy(&h, b, sizeof(h));
+	if (h.version != PM_DATA_VERSION)
+		return fail(err, errlen, "unsupported capture version %u (this pmuprof reads %d)",
+			    h.version, PM_DATA_VERSION);
+	if (h.hdr_size != sizeof(h))
+		return fail(err, errlen, "corrupt capture: header size %u", h.hdr_size);
+	if (h.attr_off % 8 || h.meta_off % 8 || h.stream_off % 8 || h.attr_off < sizeof(h) ||
+	    h.meta_off < h.attr_off + h.attr_size || h.stream_off < h.meta_off + h.meta_size ||
+	    h.attr_size > (1u << 20) || h.meta_size != sizeof(d->meta) ||
+	    h.attr_off + h.attr_size < h.attr_off)
+		return fail(err, errlen, "corrupt capture: bad section offsets");
+	if (!inside(h.attr_off, h.attr_size, d->len) || !inside(h.meta_off, h.meta_size, d->len) ||
+	    h.stream_off > d->len)
+		return fail(err, errlen, "truncated capture: %zu bytes, the sections need more",
+			    d->len);
+	/* attrs */
+	p = h.attr_off;
+	end = h.attr_off + h.attr_size;
+	if (end - p < 8)
+		return fail(err, errlen, "corrupt capture: empty attr section");
+	nattr = pm_le32(b + p);
+	if (nattr == 0 || nattr > 4096)
+		return fail(err, errlen, "corrupt capture: %u attrs", nattr);
+	p += 8;
+	for (i = 0; i < nattr; i++) {
+		uint32_t sz;
+		uint64_t padded;
+
+		if (end - p < 8)
+			return fail(err, errlen, "corrupt capture: attr %u is cut short", i);
+		sz = pm_le32(b + p);
+		p += 8;
+		padded = ((uint64_t)sz + 7) & ~7ULL;
+		if (sz < PERF_ATTR_SIZE_VER0 || padded > end - p)
+			return fail(err, errlen, "corrupt capture: attr %u has size %u", i, sz);
+		if (i == 0)
+			memcpy(&d->attr, b + p, sz < sizeof(d->attr) ? sz : sizeof(d->attr));
+		p += padded;
+	}
+	d->nattrs = nattr;
+	memcpy(&d->meta, b + h.meta_off, sizeof(d->meta));
+	d->meta.name[sizeof(d->meta.name) - 1] = '\0';
+	d->meta.value_type[sizeof(d->meta.value_type) - 1] = '\0';
+	d->meta.value_unit[sizeof(d->meta.value_unit) - 1] = '\0';
+	/* stream and trailer: a stream size of 0 means the writer never finished */
+	d->pos = h.stream_off;
+	stream_end = h.stream_size ? h.stream_off + h.stream_size : d->len;
+	if (stream_end < h.stream_off || h.stream_size % 8)
+		return fail(err, errlen, "corrupt capture: bad stream size");
+	if (!h.stream_size || stream_end > d->len) {
+		d->truncated = true;
+		d->stream_end = d->len;
+		return 0;
+	}
+	d->stream_end = stream_end;
+	if (!inside(stream_end, sizeof(d->trailer), d->len)) {
+		d->truncated = true;
+		return 0;
+	}
+	memcpy(&d->trailer, b + stream_end, sizeof(d->trailer));
+	if (memcmp(d->trailer.magic, PM_DATA_TRAILER_MAGIC, 8) != 0)
+		return fail(err, errlen, "corrupt capture: no trailer after the stream");
+	d->have_trailer = true;
+	return 0;
+}
+
+int pm_data_open_mem(struct pm_data **out, const uint8_t *buf, size_t len, char *err,
+		     size_t errlen)
+{
+	struct pm_data *d = xcalloc(1, sizeof(*d));
+	uint8_t *copy;
+	int rc;
+
+	*out = NULL;
+	/* 8-byte aligned, so records can be read in place */
+	copy = xmalloc(len ? len : 1);
+	if (len)
+		memcpy(copy, buf, len);
+	d->base = copy;
+	d->len = len;
+	rc = parse(d, err, errlen);
+	if (rc) {
+		pm_data_close(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+int pm_data_open(struct pm_data **out, const char *path, char *err, size_t errlen)
+{
+	struct pm_data *d;
+	struct stat st;
+	void *m;
+	int fd, rc;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s", strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		close(fd);
+		snprintf(err, errlen, "%s", rc == -EISDIR ? strerror(EISDIR) : "not a regular file");
+		return rc;
+	}
+	d = xcalloc(1, sizeof(*d));
+	d->len = (size_t)st.st_size;
+	if (d->len) {
+		m = mmap(NULL, d->len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+		if (m == MAP_FAILED) {
+			rc = -errno;
+			close(fd);
+			free(d);
+			snprintf(err, errlen, "cannot map the file: %s", strerror(-rc));
+			return rc;
+		}
+		madvise(m, d->len, MADV_SEQUENTIAL);
+		d->base = m;
+		d->mapped = true;
+	}
+	close(fd);
+	rc = parse(d, err, errlen);
+	if (rc) {
+		pm_data_close(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+void pm_data_close(struct pm_data *d)
+{
+	if (!d)
+		return;
+	if (d->mapped)
+		munmap((void *)d->base, d->len);
+	else
+		free((void *)d->base);
+	free(d);
+}
+
+const struct perf_event_attr *pm_data_attr(const struct pm_data *d)
+{
+	return &d->attr;
+}
+
+size_t pm_data_nattrs(const struct pm_data *d)
+{
+	return d->nattrs;
+}
+
+const struct pm_data_meta *pm_data_meta(const struct pm_data *d)
+{
+	return &d->meta;
+}
+
+const struct pm_data_trailer *pm_data_trailer(const struct pm_data *d)
+{
+	return d->have_trailer ? &d->trailer : NULL;
+}
+
+bool pm_data_truncated(const struct pm_data *d)
+{
+	return d->truncated;
+}
+
+int pm_data_next(struct pm_data *d, const struct perf_event_header **h, char *err,
+		 size_t errlen)
+{
+	const struct perf_event_header *r;
+	uint64_t left = d->stream_end - d->pos;
+
+	if (left == 0)
+		return 0;
+	if (left < sizeof(*r)) {
+		d->truncated = true;
+		d->pos = d->stream_end;
+		return 0;
+	}
+	r = (const struct perf_event_header *)(const void *)(d->base + d->pos);
+	if (r->size < sizeof(*r) || r->size % 8)
+		return fail(err, errlen, "corrupt capture: record at offset %" PRIu64 " has size %u",
+			    d->pos, r->size);
+	if (r->size > left) {
+		if (d->have_trailer)
+			return fail(err, errlen,
+				    "corrupt capture: record at offset %" PRIu64
+				    " runs past the stream",
+				    d->pos);
+		d->truncated = true;
+		d->pos = d->stream_end;
+		return 0;
+	}
+	d->pos += r->size;
+	*h = r;
+	return 1;
+}

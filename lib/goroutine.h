@@ -1,0 +1,156 @@
+/*
+ * goroutine: which goroutine a sample ran for, read from outside.
+ *
+ * From a sample's pid, tid, R14 (the g register of Go 1.17+ on amd64) and
+ * SP, find the user goroutine (g -> g.m -> m.curg, so samples on g0 or
+ * gsignal count for the goroutine they serve), and read its goid, gopc
+ * (the `go` statement that created it), startpc, parentGoid (1.21+), the
+ * pprof labels the program set (runtime/pprof Do / SetGoroutineLabels) and,
+ * when the process runs with GODEBUG=tracebackancestors=N, its ancestors
+ * (the stacks of the goroutines that created it, transitively).
+ *
+ * Struct offsets come from the binary's DWARF (runtime.g, runtime.m) when
+ * present, else from a table per Go version (1.19 .. 1.26); any other
+ * version turns the inspector off for that process with one pm_warn line.
+ * Every candidate g is validated (g.m != 0, m.procid == tid, g is one of
+ * m.g0, m.gsignal, m.curg, SP inside the stack of a user g); a thread whose
+ * R14 is not g (C code, ABI0 assembly) falls back to the m last seen on it.
+ * All target reads are bounded and batched (process_vm_readv).
+ *
+ * Profile representation (what record writes, what report strips):
+ *   - numeric label "goroutine" = goid; string labels = the pprof labels;
+ *   - creator frames are pprof locations in a mapping named "[creators]"
+ *     whose function names end in " [creator]" (system_name is the plain
+ *     name); they sit rootward of the goroutine's own stack, the nearest
+ *     creator first: the creating goroutine's stack at the `go` statement,
+ *     then its creator's, ...; without ancestors, one frame per level for
+ *     the `go` statement alone.
+ */
+#ifndef PM_GOROUTINE_H
+#define PM_GOROUTINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stacks.h"
+
+struct pm_maps;
+struct pm_sym;
+struct pm_profile;
+struct pm_prof_label;
+
+/* pm_stacks map ids the inspector uses for its own frames */
+#define PM_GOR_MAP_CREATOR (PM_STACKS_NO_MAP - 16)
+#define PM_GOR_MAP_TAG (PM_STACKS_NO_MAP - 17)
+
+#define PM_GOR_CREATORS_MARK " [creator]"
+#define PM_GOR_CREATORS_MAPPING "[creators]"
+#define PM_GOR_MAX_LABELS 16
+#define PM_GOR_MAX_ANCESTORS 32
+#define PM_GOR_MAX_ANC_PCS 64
+
+enum pm_gor_labels_kind {
+	PM_GOR_LABELS_NONE = 0,
+	PM_GOR_LABELS_MAP,   /* <= 1.23: *labelMap -> map[string]string (hmap) */
+	PM_GOR_LABELS_SLICE, /* 1.24+: *labelMap -> []struct{key, value string} */
+};
+
+/* Offsets in bytes; 0 = absent (g.stack and m.g0 are at 0 in every version). */
+struct pm_gor_layout {
+	int minor;             /* Go 1.<minor>; 0 when from DWARF without a version */
+	bool from_dwarf;
+	uint32_t g_size;       /* bytes of runtime.g to read (covers every field below) */
+	uint32_t g_m, g_status, g_goid, g_parent_goid, g_gopc, g_startpc, g_ancestors, g_labels;
+	uint32_t m_size;
+	uint32_t m_procid, m_gsignal, m_curg;
+	enum pm_gor_labels_kind labels;
+};
+
+/* "go1.19.8" -> the table layout.  0, -ENOTSUP for a version not in the table. */
+int pm_gor_layout_version(const char *version, struct pm_gor_layout *out);
+/*
+ * The layout from the DWARF of the binary at @path (runtime.g, runtime.m);
+ * @version (may be "" or NULL) picks the labels representation.  0, -ENOENT
+ * when there is no usable DWARF.
+ */
+int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_layout *out);
+
+/* Reads @len bytes of @pid at @addr; 0 when all were read. */
+typedef int (*pm_gor_read_fn)(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len);
+
+struct pm_gor_opts {
+	unsigned creators;   /* levels of creators; 0 = none */
+	pm_gor_read_fn read; /* NULL = process_vm_readv (batched) */
+	void *read_arg;
+};
+
+struct pm_gor_label {
+	const char *key, *value;
+};
+
+struct pm_gor_ancestor {
+	int64_t goid;
+	uint64_t gopc;
+	size_t npcs;
+	uint64_t pcs[PM_GOR_MAX_ANC_PCS];
+};
+
+/* One sample's goroutine.  Strings are borrowed from the pm_gor. */
+struct pm_gor_info {
+	uint64_t g;            /* the user goroutine (m.curg) */
+	int64_t goid;
+	uint64_t gopc, startpc;
+	int64_t parent_goid;   /* 0 when unknown (< 1.21) */
+	bool on_system_stack;  /* the sample ran on g0 or gsignal */
+	bool late;             /* read after it left its m; its stack still matched */
+	bool dead;             /* ... and it had exited (labels are cleared then) */
+	size_t nlabels;
+	const struct pm_gor_label *labels;
+	size_t nancestors;     /* with GODEBUG=tracebackancestors */
+	const struct pm_gor_ancestor *ancestors;
+};
+
+struct pm_gor;
+struct pm_gor *pm_gor_new(const struct pm_gor_opts *o);
+void pm_gor_free(struct pm_gor *g); /* NULL is fine */
+
+/* Use @l for @pid (instead of finding its binary; tests). */
+void pm_gor_set_layout(struct pm_gor *g, pid_t pid, const struct pm_gor_layout *l);
+
+/*
+ * The goroutine of a sample, with the layout set for @pid.  0 (fills *out),
+ * -ENOENT when no user goroutine runs (scheduler, idle, a non-Go thread),
+ * -EINVAL when nothing validates, -ESTALE when the goroutine of R14 has
+ * left its m since and its stack no longer matches @stack (the sample's
+ * copy of [sp, sp + stack_len)), -ENOTSUP when the pid has no layout.
+ */
+int pm_gor_inspect(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint64_t sp,
+		   const uint8_t *stack, size_t stack_len, struct pm_gor_info *out);
+
+/*
+ * record's hook: find @pid's layout (from the first Go mapping among
+ * @pcs; a pm_warn line when the version is unknown), inspect, and append
+ * to @ids (n used of @cap) the creator frames and one tag frame that
+ * carries the labels.  Returns the new count.
+ */
+size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
+		     pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
+		     const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap);
+
+/* build_profile's hooks. */
+static inline bool pm_gor_is_frame(const struct pm_stack_frame *f)
+{
+	return f->map_id == PM_GOR_MAP_CREATOR || f->map_id == PM_GOR_MAP_TAG;
+}
+/* The pprof location of one of the inspector's frames; 0 for a tag frame. */
+uint64_t pm_gor_location(struct pm_gor *g, struct pm_profile *p, const struct pm_stack_frame *f);
+/*
+ * When the root frame of @ids (*n of them) is a tag frame, drop it and
+ * write its labels into @out (at most @max).  Returns the labels written.
+ */
+size_t pm_gor_labels(struct pm_gor *g, const struct pm_stacks *st, const uint32_t *ids, size_t *n,
+		     struct pm_prof_label *out, size_t max);
+
+#endif

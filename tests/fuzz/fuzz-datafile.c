@@ -1,0 +1,64 @@
+/*
+ * libFuzzer target: arbitrary bytes as a capture, through the reader
+ * (pm_data_open_mem, pm_data_next) and the decoders of every record it
+ * hands out: pmuprof's own records and, under the capture's attr, the
+ * kernel's (pm_rec_decode).  Every byte a decoded record points at is read
+ * back so that ASan sees any pointer that strays outside the record.
+ */
+#include "datafile.h"
+#include "rec.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len);
+
+static volatile uint64_t sink;
+
+static void touch(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sink += b[i];
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
+{
+	struct pm_data *d;
+	const struct perf_event_header *h;
+	struct pm_rec_layout l;
+	char err[256];
+	int n = 0;
+
+	if (pm_data_open_mem(&d, buf, len, err, sizeof(err)))
+		return 0;
+	pm_rec_layout_from_attr(&l, pm_data_attr(d));
+	touch(pm_data_meta(d), sizeof(struct pm_data_meta));
+	while (n++ < 100000 && pm_data_next(d, &h, err, sizeof(err)) > 0) {
+		struct pm_data_map m;
+		struct pm_data_binary b;
+		struct pm_data_owner o;
+		struct pm_rec r;
+
+		touch(h, h->size);
+		if (pm_data_decode_map(h, &m) == 0)
+			touch(m.path, strlen(m.path));
+		if (pm_data_decode_binary(h, &b) == 0) {
+			touch(b.path, strlen(b.path));
+			touch(b.build_id, strlen(b.build_id));
+		}
+		if (pm_data_decode_owner(h, &o) == 0)
+			sink += o.id;
+		if (h->type < PM_DATA_REC_BASE && pm_rec_decode(h, &l, &r) == 0 &&
+		    r.type == PERF_RECORD_SAMPLE) {
+			touch(r.sample.ips, r.sample.nr * 8);
+			if (r.sample.stack)
+				touch(r.sample.stack, r.sample.dyn_size);
+		}
+	}
+	pm_data_close(d);
+	return 0;
+}

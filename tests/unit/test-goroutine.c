@@ -1,0 +1,315 @@
+/* Unit tests for lib/goroutine: layouts, and inspection over a fake address space. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "goroutine.h"
+#include "symtab.h"
+#include "test.h"
+
+/* ---- a fake target: a few regions ---- */
+
+struct region {
+	uint64_t addr;
+	uint8_t buf[8192];
+	size_t len;
+};
+
+static struct region mem[8];
+static size_t nmem;
+
+static uint8_t *region(uint64_t addr, size_t len)
+{
+	struct region *r = &mem[nmem++];
+
+	r->addr = addr;
+	r->len = len;
+	memset(r->buf, 0, sizeof(r->buf));
+	return r->buf;
+}
+
+static int fake_read(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	size_t i;
+
+	(void)arg;
+	(void)pid;
+	for (i = 0; i < nmem; i++)
+		if (addr >= mem[i].addr && addr + len <= mem[i].addr + mem[i].len) {
+			memcpy(buf, mem[i].buf + (addr - mem[i].addr), len);
+			return 0;
+		}
+	return -EFAULT;
+}
+
+static void put64(uint8_t *b, size_t off, uint64_t v)
+{
+	memcpy(b + off, &v, 8);
+}
+
+#define G1 0x100000ULL   /* the user goroutine */
+#define G0 0x110000ULL   /* g0 */
+#define M1 0x120000ULL
+#define LBL 0x130000ULL  /* the labels: *labelMap and what it points to */
+#define STR 0x140000ULL  /* string bytes */
+#define STK 0x200000ULL  /* the goroutine's stack [STK, STK + 0x2000) */
+#define TID 4242
+
+static void fake_world(const struct pm_gor_layout *l, bool slice)
+{
+	uint8_t *g, *g0, *m, *lb, *s;
+
+	nmem = 0;
+	g = region(G1, 1024);
+	g0 = region(G0, 1024);
+	m = region(M1, 1024);
+	lb = region(LBL, 4096);
+	s = region(STR, 256);
+	put64(g, 0, STK);
+	put64(g, 8, STK + 0x2000);
+	put64(g, l->g_m, M1);
+	put64(g, l->g_goid, 77);
+	put64(g, l->g_gopc, 0x401234);
+	put64(g, l->g_labels, LBL);
+	put64(g, l->g_status, 2);
+	put64(g0, l->g_m, M1);
+	put64(m, 0, G0);
+	put64(m, l->m_procid, TID);
+	put64(m, l->m_curg, G1);
+	memcpy(s, "handlercheckoutregioneu", 23);
+	if (!slice) {
+		/* *labelMap = hmap at LBL+64; count 2, B 0, buckets at LBL+256 */
+		put64(lb, 0, LBL + 64);
+		put64(lb + 64, 0, 2);
+		put64(lb + 64, 16, LBL + 256);
+		lb[256 + 0] = 0x9a; /* tophash of two live slots, one empty between */
+		lb[256 + 1] = 1;
+		lb[256 + 2] = 0x33;
+		put64(lb + 256, 8 + 16 * 0, STR + 15);  /* "region" */
+		put64(lb + 256, 8 + 16 * 0 + 8, 6);
+		put64(lb + 256, 136 + 16 * 0, STR + 21); /* "eu" */
+		put64(lb + 256, 136 + 16 * 0 + 8, 2);
+		put64(lb + 256, 8 + 16 * 2, STR);        /* "handler" */
+		put64(lb + 256, 8 + 16 * 2 + 8, 7);
+		put64(lb + 256, 136 + 16 * 2, STR + 7);  /* "checkout" */
+		put64(lb + 256, 136 + 16 * 2 + 8, 8);
+	} else {
+		/* labelMap{list []label}: slice header, then {key, value} pairs */
+		put64(lb, 0, LBL + 64);
+		put64(lb, 8, 2);
+		put64(lb, 16, 2);
+		put64(lb + 64, 0, STR);
+		put64(lb + 64, 8, 7);
+		put64(lb + 64, 16, STR + 7);
+		put64(lb + 64, 24, 8);
+		put64(lb + 64, 32, STR + 15);
+		put64(lb + 64, 40, 6);
+		put64(lb + 64, 48, STR + 21);
+		put64(lb + 64, 56, 2);
+	}
+}
+
+static struct pm_gor *fake_gor(const struct pm_gor_layout *l)
+{
+	struct pm_gor_opts o = { 1, fake_read, NULL };
+	struct pm_gor *g = pm_gor_new(&o);
+
+	pm_gor_set_layout(g, 1, l);
+	return g;
+}
+
+static int check_labels(const struct pm_gor_info *gi)
+{
+	CHECK_INT(gi->nlabels, 2);
+	CHECK_STR(gi->labels[0].key, "handler");
+	CHECK_STR(gi->labels[0].value, "checkout");
+	CHECK_STR(gi->labels[1].key, "region");
+	CHECK_STR(gi->labels[1].value, "eu");
+	return PM_PASS;
+}
+
+static int test_table(void)
+{
+	struct pm_gor_layout l;
+
+	CHECK_INT(pm_gor_layout_version("go1.19.8", &l), 0);
+	CHECK_INT(l.g_goid, 152);
+	CHECK_INT(l.g_gopc, 296);
+	CHECK_INT(l.g_labels, 360);
+	CHECK_INT(l.g_parent_goid, 0);
+	CHECK_INT(l.m_curg, 192);
+	CHECK_INT(l.labels, PM_GOR_LABELS_MAP);
+	CHECK_INT(pm_gor_layout_version("go1.21.0", &l), 0);
+	CHECK_INT(l.g_parent_goid, 272);
+	CHECK_INT(pm_gor_layout_version("go1.24.1", &l), 0);
+	CHECK_INT(l.g_goid, 160);
+	CHECK_INT(l.labels, PM_GOR_LABELS_SLICE);
+	CHECK_INT(pm_gor_layout_version("go1.25.0", &l), 0);
+	CHECK_INT(l.m_curg, 184);
+	CHECK_INT(pm_gor_layout_version("go1.18.10", &l), -ENOTSUP);
+	CHECK_INT(pm_gor_layout_version("go1.99.0", &l), -ENOTSUP);
+	CHECK_INT(pm_gor_layout_version("devel +abc", &l), -ENOTSUP);
+	CHECK_INT(pm_gor_layout_version("", &l), -ENOTSUP);
+	return PM_PASS;
+}
+
+/* The DWARF of a Debian go1.19 binary gives the table's offsets. */
+static int test_dwarf(void)
+{
+	const char *path = pm_test_fixture("go/creators");
+	struct pm_gor_layout d, t;
+
+	if (access(path, R_OK) != 0)
+		SKIP("no fixture %s (scripts/fixtures.sh)", path);
+	CHECK_INT(pm_gor_layout_dwarf(path, "go1.19.8", &d), 0);
+	CHECK_INT(pm_gor_layout_version("go1.19.8", &t), 0);
+	CHECK(d.from_dwarf);
+	CHECK_INT(d.g_m, t.g_m);
+	CHECK_INT(d.g_status, t.g_status);
+	CHECK_INT(d.g_goid, t.g_goid);
+	CHECK_INT(d.g_gopc, t.g_gopc);
+	CHECK_INT(d.g_startpc, t.g_startpc);
+	CHECK_INT(d.g_ancestors, t.g_ancestors);
+	CHECK_INT(d.g_labels, t.g_labels);
+	CHECK_INT(d.g_parent_goid, 0);
+	CHECK_INT(d.m_procid, t.m_procid);
+	CHECK_INT(d.m_gsignal, t.m_gsignal);
+	CHECK_INT(d.m_curg, t.m_curg);
+	CHECK_INT(pm_gor_layout_dwarf(pm_test_fixture("go/creators-stripped"), "go1.19.8", &d),
+		  -ENOENT);
+	return PM_PASS;
+}
+
+static int test_inspect_user_g(void)
+{
+	struct pm_gor_layout l;
+	struct pm_gor_info gi;
+	struct pm_gor *g;
+	int rc;
+
+	pm_gor_layout_version("go1.19.8", &l);
+	fake_world(&l, false);
+	g = fake_gor(&l);
+	rc = pm_gor_inspect(g, 1, TID, G1, STK + 0x1000, NULL, 0, &gi);
+	if (rc == 0)
+		rc = check_labels(&gi);
+	else
+		fprintf(stderr, "  inspect: %d\n", rc);
+	CHECK_INT(gi.goid, 77);
+	CHECK_INT(gi.gopc, 0x401234);
+	CHECK(!gi.on_system_stack);
+	pm_gor_free(g);
+	return rc;
+}
+
+static int test_inspect_g0(void)
+{
+	struct pm_gor_layout l;
+	struct pm_gor_info gi;
+	struct pm_gor *g;
+
+	pm_gor_layout_version("go1.19.8", &l);
+	fake_world(&l, false);
+	g = fake_gor(&l);
+	/* on g0: the goroutine it serves */
+	CHECK_INT(pm_gor_inspect(g, 1, TID, G0, 0x7fff0000, NULL, 0, &gi), 0);
+	CHECK_INT(gi.goid, 77);
+	CHECK(gi.on_system_stack);
+	/* another thread: m.procid does not match, and no m is known for it */
+	CHECK_INT(pm_gor_inspect(g, 1, TID + 1, G0, 0x7fff0000, NULL, 0, &gi), -EINVAL);
+	/* R14 garbage (C code): the thread's m, SP on curg's stack */
+	CHECK_INT(pm_gor_inspect(g, 1, TID, 0x1234560, STK + 0x100, NULL, 0, &gi), 0);
+	CHECK_INT(gi.goid, 77);
+	/* ... but not with SP on no stack of that m */
+	CHECK_INT(pm_gor_inspect(g, 1, TID, 0x1234560, 0x999000, NULL, 0, &gi), -EINVAL);
+	/* the user g with SP outside its stack does not validate as itself */
+	CHECK(pm_gor_inspect(g, 1, TID, G1, STK + 0x3000, NULL, 0, &gi) != 0 || gi.goid == 77);
+	/* no goroutine on the m */
+	put64(mem[2].buf, l.m_curg, 0);
+	CHECK_INT(pm_gor_inspect(g, 1, TID, G0, 0x7fff0000, NULL, 0, &gi), -ENOENT);
+	pm_gor_free(g);
+	return PM_PASS;
+}
+
+/* R14's goroutine left its m: kept only when its outermost stack bytes still match. */
+static int test_inspect_late(void)
+{
+	static uint8_t copy[0x1000];
+	struct pm_gor_layout l;
+	struct pm_gor_info gi;
+	struct pm_gor *g;
+	uint8_t *stk;
+
+	pm_gor_layout_version("go1.19.8", &l);
+	fake_world(&l, false);
+	stk = region(STK + 0x1000, 0x1000);
+	memset(stk, 0x5a, 0x1000);
+	memcpy(copy, stk, sizeof(copy));
+	put64(mem[2].buf, l.m_curg, 0x555000); /* m runs another goroutine now */
+	put64(mem[0].buf, l.g_m, 0);           /* descheduled */
+	g = fake_gor(&l);
+	CHECK_INT(pm_gor_inspect(g, 1, TID, G1, STK + 0x1000, copy, sizeof(copy), &gi), 0);
+	CHECK(gi.late);
+	CHECK_INT(gi.goid, 77);
+	copy[0x1000 - 8] ^= 1; /* a new goroutine's root frame */
+	CHECK_INT(pm_gor_inspect(g, 1, TID, G1, STK + 0x1000, copy, sizeof(copy), &gi), -ESTALE);
+	CHECK_INT(pm_gor_inspect(g, 1, TID, G1, STK + 0x1000, NULL, 0, &gi), -ESTALE);
+	pm_gor_free(g);
+	return PM_PASS;
+}
+
+static int test_labels_slice(void)
+{
+	struct pm_gor_layout l;
+	struct pm_gor_info gi;
+	struct pm_gor *g;
+	int rc;
+
+	CHECK_INT(pm_gor_layout_version("go1.26.0", &l), 0);
+	fake_world(&l, true);
+	g = fake_gor(&l);
+	rc = pm_gor_inspect(g, 1, TID, G1, STK + 0x10, NULL, 0, &gi);
+	if (rc == 0)
+		rc = check_labels(&gi);
+	pm_gor_free(g);
+	return rc;
+}
+
+/* Hostile label data: huge lengths, a loop of overflow buckets, a bad B. */
+static int test_labels_hostile(void)
+{
+	struct pm_gor_layout l;
+	struct pm_gor_info gi;
+	struct pm_gor *g;
+	uint8_t *lb;
+
+	pm_gor_layout_version("go1.19.8", &l);
+	fake_world(&l, false);
+	lb = mem[3].buf;
+	put64(lb + 256, 8 + 16 * 0 + 8, 1ULL << 40);     /* key length */
+	put64(lb + 256, 264, LBL + 256);                 /* overflow -> itself */
+	lb[64 + 9] = 200;                                /* B */
+	g = fake_gor(&l);
+	CHECK_INT(pm_gor_inspect(g, 1, TID, G1, STK + 0x10, NULL, 0, &gi), 0);
+	CHECK(gi.nlabels <= PM_GOR_MAX_LABELS);
+	CHECK_INT(gi.goid, 77);
+	pm_gor_free(g);
+	return PM_PASS;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct pm_test tests[] = {
+		{ "table", test_table },
+		{ "dwarf_go119", test_dwarf },
+		{ "inspect_user_g", test_inspect_user_g },
+		{ "inspect_g0", test_inspect_g0 },
+		{ "inspect_late", test_inspect_late },
+		{ "labels_slice_go126", test_labels_slice },
+		{ "labels_hostile", test_labels_hostile },
+		{ NULL, NULL },
+	};
+
+	return pm_test_main(argc, argv, "goroutine", tests);
+}
