@@ -16,6 +16,7 @@ static const struct {
 } commands[] = {
 	{ "record", cmd_record, "run a command and sample it into a pprof profile" },
 	{ "report", cmd_report, "print a profile: hottest functions or folded stacks" },
+	{ "list", cmd_list, "list the events that open on this machine" },
 };
 
 static void usage(FILE *f)

@@ -21,11 +21,45 @@ struct pm_evt_spec {
 	/* pprof value type for this event: "cpu"/"nanoseconds" for the clocks, name/"count" otherwise */
 	char value_type[64];
 	char value_unit[16];
+	/* --- added for issue 5 --- */
+	enum pm_evt_kind {
+		PM_EVT_HW = 0,     /* generic hardware (cycles, ...) */
+		PM_EVT_SW,         /* software (cpu-clock, page-faults, ...) */
+		PM_EVT_CACHE,      /* hardware cache (L1-dcache-load-misses, ...) */
+		PM_EVT_RAW,        /* rNNNN */
+		PM_EVT_PMU,        /* PMU/term=value,.../ from sysfs formats */
+		PM_EVT_TRACEPOINT, /* subsystem:name, id from tracefs */
+		PM_EVT_UPROBE,     /* uprobe:BINARY:SYMBOL through the uprobe PMU */
+	} kind;
+	uint64_t config1, config2; /* PMU terms; uprobe: config2 = file offset */
+	uint64_t period, freq;     /* per-event term (EVENT/period=N/), 0 = none */
+	/* used when neither -F, -c nor a term is given: 1 for tracepoints and uprobes */
+	uint64_t default_period;
+	/* uprobe: absolute path of the binary (attr.config1 points at it) and the symbol */
+	char path[4096];
+	char symbol[256];
 };
 
 /*
  * Parse @text ("cycles", "cpu-clock:u", "instructions:pp", ...).  0, or
  * -EINVAL with one line in @err naming the nearest known events.
+ *
+ * Forms (perf's spelling):
+ *   NAME[:MODS]                generic hw/sw events and aliases, hardware cache
+ *                              events (L1-dcache-load-misses, LLC-loads, dTLB-...,
+ *                              branch-loads, node-...), raw rNNNN
+ *   SUBSYS:NAME[:MODS]         tracepoint; id from TRACEFS/events/SUBSYS/NAME/id
+ *   PMU/TERM[=VAL],.../[MODS]  terms from SYSFS/PMU/format/, aliases from
+ *                              SYSFS/PMU/events/; also config, config1, config2
+ *   EVENT/period=N/ or /freq=N/  per-event rate on any of the forms above
+ *   uprobe:BINARY:SYMBOL       entry of a Go (gopclntab) or ELF function;
+ *                              uretprobe: and %return are refused.  Open it
+ *                              without inherit: the kernel re-reads the path
+ *                              (attr.config1) in a cloning task, where the
+ *                              pointer is not mapped, so clone() fails (EFAULT)
+ * MODS: u, k, p, pp, ppp.  SYSFS is $PMUPROF_SYSFS or
+ * /sys/bus/event_source/devices; TRACEFS see pm_evt_tracefs().  Reads those
+ * files and the uprobe binary.
  */
 int pm_evt_parse(const char *text, struct pm_evt_spec *out, char *err, size_t errlen);
 
@@ -39,6 +73,11 @@ struct pm_evt_sampling {
 	bool tracking;        /* mmap2/comm/task side-band records on this event */
 	bool enable_on_exec;
 	bool inherit;
+	/*
+	 * added: freq/period are the caller's default, not the user's; the
+	 * event's default_period, when set, wins over them.
+	 */
+	bool rate_default;
 };
 
 /* Fill @attr (zeroed first) for @spec sampled as @s. */
@@ -58,6 +97,26 @@ const char *pm_evt_strerror(int err, const struct pm_evt_spec *spec,
 
 /* kernel.perf_event_max_sample_rate, or -errno. */
 long pm_evt_max_sample_rate(void);
+
+/*
+ * added: the tracefs root ($PMUPROF_TRACEFS, else /sys/kernel/tracing, else
+ * /sys/kernel/debug/tracing, whichever holds "events"), or NULL when tracefs
+ * is not mounted.
+ */
+const char *pm_evt_tracefs(void);
+
+/* added: the sysfs PMU directory ($PMUPROF_SYSFS or /sys/bus/event_source/devices). */
+const char *pm_evt_sysfs(void);
+
+/*
+ * added: the built-in names, for listing: the @i-th canonical name (generic
+ * hardware, software, then every valid hardware cache event), NULL past the
+ * end; *kind set.
+ */
+const char *pm_evt_builtin(size_t i, enum pm_evt_kind *kind);
+
+/* added: a counting attr for @spec (probing whether it opens here). */
+void pm_evt_count_attr(const struct pm_evt_spec *spec, struct perf_event_attr *attr);
 
 /* True when the error means "this CPU has no such counter" (no PMU, VM). */
 bool pm_evt_err_unsupported(int err);

@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 static const struct {
 	const char *text, *name;
@@ -155,13 +158,11 @@ static int t_errors(void)
 			 "unknown event 'instrutions' (did you mean 'instructions'?)") ||
 	    expect_error("page-fault",
 			 "unknown event 'page-fault' (did you mean 'page-faults'?)") ||
-	    expect_error("foo", "unknown event 'foo'; run 'perf list' to see events") ||
-	    expect_error("sched:sched_switch",
-			 "unknown modifier 's' in 'sched:sched_switch' (allowed: u, k, p)") ||
-	    expect_error("r", "unknown event 'r'; run 'perf list' to see events") ||
-	    expect_error("rxyz", "unknown event 'rxyz'; run 'perf list' to see events") ||
+	    expect_error("foo", "unknown event 'foo'; run 'pmuprof list' to see the events here") ||
+	    expect_error("r", "unknown event 'r'; run 'pmuprof list' to see the events here") ||
+	    expect_error("rxyz", "unknown event 'rxyz'; run 'pmuprof list' to see the events here") ||
 	    expect_error("r12345678901234567",
-			 "unknown event 'r12345678901234567'; run 'perf list' to see events") ||
+			 "unknown event 'r12345678901234567'; run 'pmuprof list' to see the events here") ||
 	    expect_error("cycles:x", "unknown modifier 'x' in 'cycles:x' (allowed: u, k, p)") ||
 	    expect_error("cycles:u:k", "unknown modifier ':' in 'cycles:u:k' (allowed: u, k, p)") ||
 	    expect_error("cycles:", "empty modifier in 'cycles:' (allowed: u, k, p)") ||
@@ -410,6 +411,402 @@ static int t_live_hardware(void)
 	return PM_PASS;
 }
 
+
+/* ---- issue 5: cache events, PMU terms, tracepoints, uprobes, per-event rates ---- */
+
+static char fake_root[64];
+
+static void put(const char *rel, const char *text)
+{
+	char path[256], *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", fake_root, rel);
+	for (slash = strchr(path + strlen(fake_root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = 0;
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* A fake sysfs (cpu PMU with formats and an alias) and tracefs under /tmp. */
+static void fake_dirs(void)
+{
+	char sys[128], tr[128];
+
+	if (fake_root[0])
+		return;
+	snprintf(fake_root, sizeof(fake_root), "/tmp/pmuprof-test-events.XXXXXX");
+	if (!mkdtemp(fake_root))
+		return;
+	put("sys/cpu/type", "4\n");
+	put("sys/cpu/format/event", "config:0-7\n");
+	put("sys/cpu/format/umask", "config:8-15\n");
+	put("sys/cpu/format/edge", "config:18\n");
+	put("sys/cpu/format/inv", "config:23\n");
+	put("sys/cpu/format/cmask", "config:24-31\n");
+	put("sys/cpu/format/split", "config1:0-3,8-11\n");
+	put("sys/cpu/format/broken", "config:9-3\n");
+	put("sys/cpu/events/cycles-t", "event=0x3c,in_tx=1\n");
+	put("sys/cpu/events/mem-loads", "event=0xcd,umask=0x1\n");
+	put("sys/software/type", "1\n");
+	put("sys/uprobe/type", "8\n");
+	put("sys/uprobe/format/retprobe", "config:0\n");
+	put("trace/events/sched/sched_switch/id", "314\n");
+	put("trace/events/sched/sched_wakeup/id", "316\n");
+	put("trace/events/syscalls/sys_enter_read/id", "700\n");
+	put("notrace/placeholder", "");
+	snprintf(sys, sizeof(sys), "%s/sys", fake_root);
+	snprintf(tr, sizeof(tr), "%s/trace", fake_root);
+	setenv("PMUPROF_SYSFS", sys, 1);
+	setenv("PMUPROF_TRACEFS", tr, 1);
+}
+
+static const struct {
+	const char *text, *name;
+	uint64_t config;
+} caches[] = {
+	{ "L1-dcache-load-misses", "L1-dcache-load-misses", 0x10000 },
+	{ "L1-dcache-loads", "L1-dcache-loads", 0x0 },
+	{ "L1-dcache-stores", "L1-dcache-stores", 0x100 },
+	{ "L1-dcache-store-misses", "L1-dcache-store-misses", 0x10100 },
+	{ "L1-dcache-prefetches", "L1-dcache-prefetches", 0x200 },
+	{ "l1d-read-miss", "L1-dcache-load-misses", 0x10000 },
+	{ "L1-data-misses-load", "L1-dcache-load-misses", 0x10000 },
+	{ "L1-icache-load-misses", "L1-icache-load-misses", 0x10001 },
+	{ "LLC-load-misses", "LLC-load-misses", 0x10002 },
+	{ "LLC-loads", "LLC-loads", 0x2 },
+	{ "LLC-misses", "LLC-load-misses", 0x10002 },
+	{ "L2-store-misses", "LLC-store-misses", 0x10102 },
+	{ "dTLB-load-misses", "dTLB-load-misses", 0x10003 },
+	{ "dTLB-stores", "dTLB-stores", 0x103 },
+	{ "Data-TLB-prefetch-misses", "dTLB-prefetch-misses", 0x10203 },
+	{ "iTLB-loads", "iTLB-loads", 0x4 },
+	{ "iTLB-load-misses", "iTLB-load-misses", 0x10004 },
+	{ "branch-loads", "branch-loads", 0x5 },
+	{ "branch-load-misses", "branch-load-misses", 0x10005 },
+	{ "bpu-read-miss", "branch-load-misses", 0x10005 },
+	{ "node-loads", "node-loads", 0x6 },
+	{ "node-store-misses", "node-store-misses", 0x10106 },
+	{ "node-speculative-read-miss", "node-prefetch-misses", 0x10206 },
+};
+
+static int t_cache(void)
+{
+	struct pm_evt_spec s;
+	char err[256];
+
+	for (size_t i = 0; i < PM_ARRAY_SIZE(caches); i++) {
+		err[0] = 0;
+		if (pm_evt_parse(caches[i].text, &s, err, sizeof(err))) {
+			fprintf(stderr, "  %s: %s\n", caches[i].text, err);
+			return PM_FAIL;
+		}
+		CHECK_STR(s.name, caches[i].name);
+		CHECK_INT(s.type, PERF_TYPE_HW_CACHE);
+		CHECK_INT(s.config, caches[i].config);
+		CHECK_INT(s.kind, PM_EVT_CACHE);
+		CHECK(s.hardware);
+		CHECK_STR(s.value_type, caches[i].name);
+	}
+	CHECK_INT(pm_evt_parse("LLC-load-misses:pp", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.precise, 2);
+	/* the generic events keep their meaning */
+	CHECK_INT(pm_evt_parse("branch-misses", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.type, PERF_TYPE_HARDWARE);
+	if (expect_error("L1-icache-stores",
+			 "'L1-icache-stores' is not a cache event: L1-icache has no store counter") ||
+	    expect_error("iTLB-prefetches",
+			 "'iTLB-prefetches' is not a cache event: iTLB has no prefetch counter") ||
+	    expect_error("LLC-load-mises",
+			 "unknown event 'LLC-load-mises' (did you mean 'LLC-load-misses'?)") ||
+	    expect_error("L1-dcache-lod-misses",
+			 "unknown event 'L1-dcache-lod-misses' (did you mean 'L1-dcache-load-misses' or "
+			 "'L1-icache-load-misses'?)") ||
+	    expect_error("dTLB-misses-misses",
+			 "unknown event 'dTLB-misses-misses'; run 'pmuprof list' to see the events here"))
+		return PM_FAIL;
+	return PM_PASS;
+}
+
+static int t_builtin_list(void)
+{
+	enum pm_evt_kind k;
+	const char *n;
+	size_t hw = 0, sw = 0, cache = 0;
+	struct pm_evt_spec s;
+
+	for (size_t i = 0; (n = pm_evt_builtin(i, &k)) && i < 1000; i++) {
+		CHECK_INT(pm_evt_parse(n, &s, NULL, 0), 0);
+		CHECK_STR(s.name, n);
+		CHECK_INT(s.kind, k);
+		hw += k == PM_EVT_HW;
+		sw += k == PM_EVT_SW;
+		cache += k == PM_EVT_CACHE;
+	}
+	CHECK_INT(hw, 10);
+	CHECK_INT(sw, 10);
+	/* perf's valid combinations: L1d 6, L1i 4, LLC 6, dTLB 6, iTLB 2, branch 2, node 6 */
+	CHECK_INT(cache, 32);
+	return PM_PASS;
+}
+
+static int t_pmu_terms(void)
+{
+	struct pm_evt_spec s;
+	char err[256] = "";
+
+	fake_dirs();
+	CHECK_INT(pm_evt_parse("cpu/event=0x3c,umask=0x00/", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.type, 4);
+	CHECK_INT(s.config, 0x3c);
+	CHECK_INT(s.kind, PM_EVT_PMU);
+	CHECK(s.hardware);
+	CHECK_STR(s.name, "cpu/event=0x3c,umask=0x00/");
+	CHECK(s.exclude_kernel);
+	CHECK_INT(pm_evt_parse("cpu/event=0xd1,umask=0x20,edge,inv,cmask=3/u", &s, err,
+			       sizeof(err)), 0);
+	CHECK_INT(s.config, 0x03000000 | 0x800000 | 0x40000 | 0x2000 | 0xd1);
+	CHECK_INT(pm_evt_parse("cpu/event=0xc0,period=100003/pp", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.period, 100003);
+	CHECK_INT(s.precise, 2);
+	CHECK_INT(pm_evt_parse("cpu/event=1/:k", &s, err, sizeof(err)), 0);
+	CHECK(s.exclude_user);
+	CHECK(!s.exclude_kernel);
+	/* split ranges fill from the low bits up */
+	CHECK_INT(pm_evt_parse("cpu/split=0xab/", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.config1, 0xa0b);
+	CHECK_INT(pm_evt_parse("cpu/config=0x1234,config1=5,config2=6/", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.config, 0x1234);
+	CHECK_INT(s.config1, 5);
+	CHECK_INT(s.config2, 6);
+	/* an alias from events/ */
+	CHECK_INT(pm_evt_parse("cpu/mem-loads/", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.config, 0x1cd);
+	if (expect_error("cpu/event=0x100/",
+			 "value 0x100 is too large for 'event' (config:0-7) in 'cpu/event=0x100/'") ||
+	    expect_error("cpu/evnt=1/",
+			 "unknown term 'evnt' for PMU 'cpu' in 'cpu/evnt=1/' (did you mean 'event'?)") ||
+	    expect_error("cpu/event=zz/", "bad value 'zz' for 'event' in 'cpu/event=zz/'") ||
+	    expect_error("cpu/event=1", "missing closing '/' in 'cpu/event=1' (expected NAME/terms/)") ||
+	    expect_error("cpu//", "empty term in 'cpu//'") ||
+	    expect_error("cpu/event=1,,umask=1/", "empty term in 'cpu/event=1,,umask=1/'") ||
+	    expect_error("cpu/broken=1/", "cannot parse cpu/format/broken: 'config:9-3'") ||
+	    expect_error("cpu/event=1/x", "unknown modifier 'x' in 'cpu/event=1/x' (allowed: u, k, p)") ||
+	    expect_error("cpu/event=1,period=1,freq=2/",
+			 "'cpu/event=1,period=1,freq=2/': period and freq are exclusive") ||
+	    expect_error("uprobe/config=1/", "'uprobe/config=1/': use uprobe:BINARY:SYMBOL for uprobes") ||
+	    expect_error("cpu/../", "bad term name '..' in 'cpu/../'"))
+		return PM_FAIL;
+	return PM_PASS;
+}
+
+static int t_event_terms(void)
+{
+	struct pm_evt_spec s;
+	struct pm_evt_sampling smp = { 0 };
+	struct perf_event_attr a;
+	char err[256] = "";
+
+	fake_dirs();
+	CHECK_INT(pm_evt_parse("cpu-clock/period=250000/", &s, err, sizeof(err)), 0);
+	CHECK_STR(s.name, "cpu-clock");
+	CHECK_INT(s.period, 250000);
+	smp.freq = 1000;
+	pm_evt_attr(&s, &smp, &a);
+	CHECK_INT(a.freq, 0);
+	CHECK_INT(a.sample_period, 250000);
+	CHECK_INT(pm_evt_parse("page-faults/freq=50/u", &s, err, sizeof(err)), 0);
+	smp.freq = 0;
+	smp.period = 7;
+	pm_evt_attr(&s, &smp, &a);
+	CHECK_INT(a.freq, 1);
+	CHECK_INT(a.sample_freq, 50);
+	CHECK_INT(pm_evt_parse("r003c/period=1000/", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.config, 0x3c);
+	CHECK_INT(pm_evt_parse("LLC-load-misses/period=10007/", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.period, 10007);
+	CHECK_INT(pm_evt_parse("sched:sched_switch/period=2/", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.period, 2);
+	CHECK_INT(s.config, 314);
+	if (expect_error("cycles/umask=1/",
+			 "unknown term 'umask' in 'cycles/umask=1/' (allowed here: period=N, freq=N)") ||
+	    expect_error("cycles/period=0/",
+			 "bad value for 'period' in 'cycles/period=0/': a number above 0") ||
+	    expect_error("cycles/period/",
+			 "bad value for 'period' in 'cycles/period/': a number above 0"))
+		return PM_FAIL;
+	if (pm_evt_max_sample_rate() == 100000 &&
+	    expect_error("cycles/freq=1000000000/",
+			 "frequency 1000000000 in 'cycles/freq=1000000000/' is above "
+			 "kernel.perf_event_max_sample_rate=100000"))
+		return PM_FAIL;
+	return PM_PASS;
+}
+
+static int t_tracepoint(void)
+{
+	struct pm_evt_spec s;
+	struct pm_evt_sampling smp = { 0 };
+	struct perf_event_attr a;
+	char err[300] = "", dir[128];
+
+	fake_dirs();
+	CHECK_INT(pm_evt_parse("sched:sched_switch", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.type, PERF_TYPE_TRACEPOINT);
+	CHECK_INT(s.config, 314);
+	CHECK_INT(s.kind, PM_EVT_TRACEPOINT);
+	CHECK(!s.hardware);
+	CHECK_STR(s.name, "sched:sched_switch");
+	CHECK_STR(s.value_type, "sched:sched_switch");
+	CHECK_STR(s.value_unit, "count");
+	/* fires in the kernel: nothing excluded by default */
+	CHECK(!s.exclude_kernel);
+	CHECK(!s.exclude_user);
+	CHECK_INT(s.default_period, 1);
+	/* every hit unless -F/-c or a term says otherwise */
+	smp.freq = 1000;
+	smp.rate_default = true;
+	pm_evt_attr(&s, &smp, &a);
+	CHECK_INT(a.freq, 0);
+	CHECK_INT(a.sample_period, 1);
+	CHECK_INT(a.exclude_kernel, 0);
+	smp.rate_default = false;
+	pm_evt_attr(&s, &smp, &a);
+	CHECK_INT(a.freq, 1);
+	CHECK_INT(a.sample_freq, 1000);
+	CHECK_INT(pm_evt_parse("sched:sched_wakeup:u", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.config, 316);
+	CHECK(s.exclude_kernel);
+	CHECK_INT(pm_evt_parse("syscalls:sys_enter_read", &s, err, sizeof(err)), 0);
+	CHECK_INT(s.config, 700);
+	if (expect_error("sched:sched_swich",
+			 "unknown tracepoint 'sched:sched_swich' (did you mean 'sched:sched_switch'?)") ||
+	    expect_error("shed:sched_switch",
+			 "unknown tracepoint 'shed:sched_switch' (did you mean 'sched:sched_switch'?)") ||
+	    expect_error("sched:..", "bad tracepoint name 'sched:..' (expected subsystem:name)") ||
+	    expect_error("sched:sched_switch:q",
+			 "unknown modifier 'q' in 'sched:sched_switch:q' (allowed: u, k, p)"))
+		return PM_FAIL;
+	/* not mounted: the error says how */
+	snprintf(dir, sizeof(dir), "%s/notrace", fake_root);
+	setenv("PMUPROF_TRACEFS", dir, 1);
+	if (expect_error("sched:sched_switch",
+			 "cannot use tracepoint 'sched:sched_switch': tracefs is not mounted; "
+			 "mount it with: mount -t tracefs nodev /sys/kernel/tracing")) {
+		snprintf(dir, sizeof(dir), "%s/trace", fake_root);
+		setenv("PMUPROF_TRACEFS", dir, 1);
+		return PM_FAIL;
+	}
+	/* a typo with a modifier is still an unknown event, not a tracepoint */
+	if (expect_error("cycels:u", "unknown event 'cycels' (did you mean 'cycles'?)"))
+		return PM_FAIL;
+	snprintf(dir, sizeof(dir), "%s/trace", fake_root);
+	setenv("PMUPROF_TRACEFS", dir, 1);
+	return PM_PASS;
+}
+
+/* A C function of this test binary: its file offset is where its bytes are. */
+int pm_test_probe_target(int x);
+__attribute__((noinline)) int pm_test_probe_target(int x)
+{
+	return x * 3 + 1;
+}
+
+static int t_uprobe(void)
+{
+	struct pm_evt_spec s;
+	struct pm_evt_sampling smp = { 0 };
+	struct perf_event_attr a;
+	char err[600] = "", text[4200], self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *go = pm_test_fixture("go/shares");
+	FILE *f;
+	unsigned char want[16], got[16];
+
+	fake_dirs();
+	CHECK(n > 0);
+	self[n] = 0;
+	snprintf(text, sizeof(text), "uprobe:%s:pm_test_probe_target", self);
+	if (pm_evt_parse(text, &s, err, sizeof(err))) {
+		fprintf(stderr, "  %s\n", err);
+		return PM_FAIL;
+	}
+	CHECK_INT(s.kind, PM_EVT_UPROBE);
+	CHECK_INT(s.type, 8);
+	CHECK(!s.hardware);
+	CHECK_STR(s.path, self);
+	CHECK_STR(s.symbol, "pm_test_probe_target");
+	CHECK_STR(s.name, "uprobe:pm_test_probe_target");
+	CHECK_INT(s.default_period, 1);
+	CHECK(s.exclude_kernel);
+	/* the bytes at the file offset are the function's code */
+	memcpy(want, (const void *)(uintptr_t)pm_test_probe_target, sizeof(want));
+	f = fopen(self, "rb");
+	CHECK(f);
+	CHECK_INT(fseek(f, (long)s.config2, SEEK_SET), 0);
+	CHECK_INT(fread(got, 1, sizeof(got), f), sizeof(got));
+	fclose(f);
+	CHECK(!memcmp(want, got, sizeof(got)));
+	smp.rate_default = true;
+	smp.freq = 1000;
+	pm_evt_attr(&s, &smp, &a);
+	CHECK_INT(a.type, 8);
+	CHECK(a.config1 == (uint64_t)(uintptr_t)s.path);
+	CHECK_INT(a.config2, s.config2);
+	CHECK_INT(a.config, 0); /* no retprobe bit */
+	CHECK_INT(a.sample_period, 1);
+
+	if (expect_error("uretprobe:/bin/true:main",
+			 "cannot probe 'uretprobe:/bin/true:main': return probes are refused: a "
+			 "uretprobe replaces the return address on the stack, which Go's stack "
+			 "copying and traceback do not expect (crashes, broken stacks); probe the "
+			 "function's entry with uprobe:BINARY:SYMBOL"))
+		return PM_FAIL;
+	snprintf(text, sizeof(text), "uprobe:%s:pm_test_probe_target%%return", self);
+	CHECK_INT(pm_evt_parse(text, &s, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "return probes are refused"));
+	if (expect_error("uprobe:/nonexistent/prog:main.main",
+			 "cannot probe 'uprobe:/nonexistent/prog:main.main': binary "
+			 "'/nonexistent/prog': No such file or directory") ||
+	    expect_error("uprobe:main.main", "bad uprobe 'uprobe:main.main' (expected "
+					     "uprobe:BINARY:SYMBOL)"))
+		return PM_FAIL;
+	snprintf(text, sizeof(text), "uprobe:%s:no_such_function_here", self);
+	CHECK_INT(pm_evt_parse(text, &s, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "no function 'no_such_function_here' in "));
+
+	/* Go names through gopclntab */
+	if (access(go, R_OK))
+		SKIP("fixture %s missing (scripts/fixtures.sh)", go);
+	snprintf(text, sizeof(text), "uprobe:%s:main.burn4", go);
+	if (pm_evt_parse(text, &s, err, sizeof(err))) {
+		fprintf(stderr, "  %s\n", err);
+		return PM_FAIL;
+	}
+	CHECK(s.config2 > 0);
+	snprintf(text, sizeof(text), "uprobe:%s:main.main", go);
+	CHECK_INT(pm_evt_parse(text, &s, err, sizeof(err)), 0);
+	snprintf(text, sizeof(text), "uprobe:%s:burn4", go);
+	CHECK_INT(pm_evt_parse(text, &s, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, "(did you mean 'main.burn4'")) {
+		fprintf(stderr, "  %s\n", err);
+		return PM_FAIL;
+	}
+	/* the uprobe PMU missing */
+	setenv("PMUPROF_SYSFS", "/nonexistent", 1);
+	CHECK_INT(pm_evt_parse(text, &s, err, sizeof(err)), -EINVAL);
+	snprintf(text, sizeof(text), "%s/sys", fake_root);
+	setenv("PMUPROF_SYSFS", text, 1);
+	CHECK(strstr(err, "no uprobe PMU"));
+	return PM_PASS;
+}
+
 static const struct pm_test tests[] = {
 	{ "names", t_names },
 	{ "modifiers", t_modifiers },
@@ -420,6 +817,12 @@ static const struct pm_test tests[] = {
 	{ "unsupported", t_unsupported },
 	{ "fail_open_hook", t_fail_open_hook },
 	{ "live_hardware", t_live_hardware },
+	{ "cache", t_cache },
+	{ "builtin_list", t_builtin_list },
+	{ "pmu_terms", t_pmu_terms },
+	{ "event_terms", t_event_terms },
+	{ "tracepoint", t_tracepoint },
+	{ "uprobe", t_uprobe },
 	{ NULL, NULL },
 };
 
