@@ -22,6 +22,18 @@ for dir in "$top"/tests/go/*/; do
 	fi
 done
 
+# The golden capture (tests/fixtures/shares.data) names its binary by path and
+# build ID, and a Go build embeds the source path: build that one copy at a
+# fixed path, independent of where the checkout lives, so it is the same
+# binary (same build ID) on every machine.
+golden=${PMUPROF_GOLDEN:-/tmp/pmuprof-golden}
+gsrc=$golden/src/shares
+if [ ! -x "$golden/go/shares" ] || ! cmp -s "$top/tests/go/shares/main.go" "$gsrc/main.go"; then
+	rm -rf "$golden" && mkdir -p "$gsrc" "$golden/go" "$golden/gocache"
+	cp "$top/tests/go/shares/main.go" "$gsrc/main.go"
+	(cd "$gsrc" && GOCACHE="$golden/gocache" "$GO" build -o "$golden/go/shares" .)
+fi
+
 # npm packages: versions pinned, scripts not run, nothing committed.
 if [ ! -f "$work/npm/.done-v1" ]; then
 	(cd "$work/npm" &&

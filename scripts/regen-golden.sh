@@ -4,20 +4,22 @@
 # With --record, first record the captures again (needs perf_event_open and
 # the Go fixtures of scripts/fixtures.sh):
 #   shares.data   pmuprof record -e cpu-clock -F 250 --no-creators --raw
-#                 of tests/.work/go/shares (Go 1.19, built by scripts/fixtures.sh)
+#                 of /tmp/pmuprof-golden/go/shares (Go 1.19, built by
+#                 scripts/fixtures.sh at that fixed path so its build ID is the
+#                 same on every machine)
 # Review the diff before committing: a changed .folded means the unwinder or
 # the symbolizer now says something else about the same bytes.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 P=${PMUPROF:-$top/build/pmuprof}
 fix=$top/tests/fixtures
-GOFIX=${PMUPROF_FIXTURES:-$top/tests/.work}/go
+GOLDEN=${PMUPROF_GOLDEN:-/tmp/pmuprof-golden}/go
 if [ "${1:-}" = --record ]; then
 	t=$(mktemp -d)
 	trap 'rm -rf "$t"' EXIT
 	"$P" record -q -e cpu-clock -F 250 --no-creators -o "$t/shares.pb.gz" \
-		--raw "$fix/shares.data" -- "$GOFIX/shares"
-	/usr/lib/go-1.19/bin/go tool buildid "$GOFIX/shares" >"$fix/shares.buildid"
+		--raw "$fix/shares.data" -- "$GOLDEN/shares"
+	/usr/lib/go-1.19/bin/go tool buildid "$GOLDEN/shares" >"$fix/shares.buildid"
 fi
 for c in "$fix"/*.data; do
 	n=${c%.data}

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Golden capture: `pmuprof report --folded` on the committed capture
 # tests/fixtures/shares.data equals tests/fixtures/shares.folded (diff -u).
-# The capture names tests/.work/go/shares by path and Go build ID: when the
-# binary there is missing or another build (another checkout path, another
-# Go), the comparison is skipped with the reason.  Also: a truncated copy
+# The capture names /tmp/pmuprof-golden/go/shares (built there by
+# scripts/fixtures.sh, at a fixed path so the build is the same everywhere) by
+# path and Go build ID: when the binary there is missing or another build
+# (another Go), the comparison is skipped with the reason.  Also: a truncated copy
 # still reports, with one warning; a corrupt one is one line and exit 1.
 # Re-bless: scripts/regen-golden.sh.
 . "$(dirname "$0")/lib.sh"
@@ -12,7 +13,7 @@ cap=$fixd/shares.data
 need_file golden "$cap" "$fixd/shares.folded" "$fixd/shares.buildid"
 
 want_id=$(cat "$fixd/shares.buildid")
-bin=$(grep -a -o '/[^[:cntrl:]]*/tests/\.work/go/shares' "$cap" | head -1)
+bin=$(grep -a -o '/[^[:cntrl:]]*/go/shares' "$cap" | head -1)
 if [ ! -x "$bin" ]; then
 	skip golden "the capture's binary $bin is not here (the fixture is tied to that path)"
 else
