@@ -57,22 +57,6 @@ static const struct evdef events[] = {
 
 #define NAME_MAX_LEN 63 /* sizeof(spec.name) - 1 */
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...) PM_PRINTF(3, 4);
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	/* The spec is echoed back: keep the message one printable line. */
-	for (char *c = err; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
-}
-
 /* Case-insensitive Levenshtein distance; both strings are at most NAME_MAX_LEN. */
 static unsigned edit_distance(const char *a, const char *b)
 {
@@ -271,7 +255,7 @@ static int parse_cache(const char *name, uint64_t *config, char *canon, size_t c
 	if (*p || (!have_op && !have_res))
 		return 0;
 	if (!(cache_valid[type] & (1u << op))) {
-		seterr(err, errlen, "'%s' is not a cache event: %s has no %s counter", name,
+		pm_seterr(err, errlen, "'%s' is not a cache event: %s has no %s counter", name,
 		       cache_types[type][0], cache_ops[op][0]);
 		return -EINVAL;
 	}
@@ -420,7 +404,7 @@ static int parse_mods(const char *m, const char *text, struct mods *md, char *er
 	if (!m)
 		return 0;
 	if (!*m) {
-		seterr(err, errlen, "empty modifier in '%s' (allowed: u, k, p)", text);
+		pm_seterr(err, errlen, "empty modifier in '%s' (allowed: u, k, p)", text);
 		return -EINVAL;
 	}
 	md->any = true;
@@ -434,17 +418,17 @@ static int parse_mods(const char *m, const char *text, struct mods *md, char *er
 			break;
 		case 'p':
 			if (++md->precise > 3) {
-				seterr(err, errlen,
+				pm_seterr(err, errlen,
 				       "too many 'p' modifiers in '%s' (at most 3: p, pp, ppp)", text);
 				return -EINVAL;
 			}
 			break;
 		default:
 			if (isprint((unsigned char)*m))
-				seterr(err, errlen, "unknown modifier '%c' in '%s' (allowed: u, k, p)",
+				pm_seterr(err, errlen, "unknown modifier '%c' in '%s' (allowed: u, k, p)",
 				       *m, text);
 			else
-				seterr(err, errlen,
+				pm_seterr(err, errlen,
 				       "unknown modifier byte 0x%02x in event '%s' (allowed: u, k, p)",
 				       (unsigned char)*m, text);
 			return -EINVAL;
@@ -558,12 +542,12 @@ static int parse_term(struct terms_ctx *c, char *term, char *err, size_t errlen)
 		vs = eq + 1;
 	}
 	if (!*key) {
-		seterr(err, errlen, "empty term in '%s'", c->text);
+		pm_seterr(err, errlen, "empty term in '%s'", c->text);
 		return -EINVAL;
 	}
 	if (!strcmp(key, "period") || !strcmp(key, "freq")) {
 		if (!eq || term_value(vs, &val) || !val) {
-			seterr(err, errlen, "bad value for '%s' in '%s': a number above 0", key,
+			pm_seterr(err, errlen, "bad value for '%s' in '%s': a number above 0", key,
 			       c->text);
 			return -EINVAL;
 		}
@@ -574,34 +558,34 @@ static int parse_term(struct terms_ctx *c, char *term, char *err, size_t errlen)
 		return 0;
 	}
 	if (!c->pmu) {
-		seterr(err, errlen, "unknown term '%s' in '%s' (allowed here: period=N, freq=N)",
+		pm_seterr(err, errlen, "unknown term '%s' in '%s' (allowed here: period=N, freq=N)",
 		       key, c->text);
 		return -EINVAL;
 	}
 	if (!strcmp(key, "config") || !strcmp(key, "config1") || !strcmp(key, "config2")) {
 		if (term_value(vs, &val)) {
-			seterr(err, errlen, "bad value '%s' for '%s' in '%s'", vs, key, c->text);
+			pm_seterr(err, errlen, "bad value '%s' for '%s' in '%s'", vs, key, c->text);
 			return -EINVAL;
 		}
 		c->cfg[key[6] ? key[6] - '0' : 0] |= val;
 		return 0;
 	}
 	if (!safe_component(key, strlen(key))) {
-		seterr(err, errlen, "bad term name '%s' in '%s'", key, c->text);
+		pm_seterr(err, errlen, "bad term name '%s' in '%s'", key, c->text);
 		return -EINVAL;
 	}
 	snprintf(path, sizeof(path), "%s/%s/format/%s", pm_evt_sysfs(), c->pmu, key);
 	if (read_line(path, fmt, sizeof(fmt)) == 0) {
 		if (term_value(vs, &val)) {
-			seterr(err, errlen, "bad value '%s' for '%s' in '%s'", vs, key, c->text);
+			pm_seterr(err, errlen, "bad value '%s' for '%s' in '%s'", vs, key, c->text);
 			return -EINVAL;
 		}
 		rc = apply_format(fmt, val, c->cfg);
 		if (rc == -ERANGE)
-			seterr(err, errlen, "value %s is too large for '%s' (%s) in '%s'", vs, key,
+			pm_seterr(err, errlen, "value %s is too large for '%s' (%s) in '%s'", vs, key,
 			       fmt, c->text);
 		else if (rc)
-			seterr(err, errlen, "cannot parse %s/format/%s: '%s'", c->pmu, key, fmt);
+			pm_seterr(err, errlen, "cannot parse %s/format/%s: '%s'", c->pmu, key, fmt);
 		return rc ? -EINVAL : 0;
 	}
 	/* an event alias of the PMU: SYSFS/PMU/events/NAME holds terms */
@@ -630,10 +614,10 @@ static int parse_term(struct terms_ctx *c, char *term, char *err, size_t errlen)
 				closedir(d);
 		}
 		if (sg.n)
-			seterr(err, errlen, "unknown term '%s' for PMU '%s' in '%s' (did you mean %s?)",
+			pm_seterr(err, errlen, "unknown term '%s' for PMU '%s' in '%s' (did you mean %s?)",
 			       key, c->pmu, c->text, suggest_list(&sg, list, sizeof(list)));
 		else
-			seterr(err, errlen,
+			pm_seterr(err, errlen,
 			       "unknown term '%s' for PMU '%s' in '%s' (see %s/%s/format/)", key,
 			       c->pmu, c->text, pm_evt_sysfs(), c->pmu);
 	}
@@ -646,12 +630,12 @@ static int parse_terms(struct terms_ctx *c, const char *terms, char *err, size_t
 	size_t len = strlen(terms);
 
 	if (len >= sizeof(buf)) {
-		seterr(err, errlen, "terms too long in '%.40s...'", c->text);
+		pm_seterr(err, errlen, "terms too long in '%.40s...'", c->text);
 		return -EINVAL;
 	}
 	memcpy(buf, terms, len + 1);
 	if (!len || buf[0] == ',' || buf[len - 1] == ',' || strstr(buf, ",,")) {
-		seterr(err, errlen, "empty term in '%s'", c->text);
+		pm_seterr(err, errlen, "empty term in '%s'", c->text);
 		return -EINVAL;
 	}
 	for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -667,7 +651,7 @@ static int parse_terms(struct terms_ctx *c, const char *terms, char *err, size_t
 
 static void tp_not_mounted(const char *text, char *err, size_t errlen)
 {
-	seterr(err, errlen,
+	pm_seterr(err, errlen,
 	       "cannot use tracepoint '%s': tracefs is not mounted; mount it with: "
 	       "mount -t tracefs nodev /sys/kernel/tracing",
 	       text);
@@ -721,13 +705,13 @@ static void tp_unknown(const char *root, const char *sub, const char *name, char
 			closedir(d);
 	}
 	if (sg.n)
-		seterr(err, errlen, "unknown tracepoint '%s' (did you mean %s?)", typed,
+		pm_seterr(err, errlen, "unknown tracepoint '%s' (did you mean %s?)", typed,
 		       suggest_list(&sg, list, sizeof(list)));
 	else if (!have_sub)
-		seterr(err, errlen, "unknown tracepoint '%s': no subsystem '%s' in %s/events", typed,
+		pm_seterr(err, errlen, "unknown tracepoint '%s': no subsystem '%s' in %s/events", typed,
 		       sub, root);
 	else
-		seterr(err, errlen, "unknown tracepoint '%s': see %s/events/%s/", typed, root, sub);
+		pm_seterr(err, errlen, "unknown tracepoint '%s': see %s/events/%s/", typed, root, sub);
 }
 
 /* @name is "sub:event".  0 with *id, or -EINVAL with the message. */
@@ -740,7 +724,7 @@ static int parse_tracepoint(const char *name, uint64_t *id, char *err, size_t er
 	sl = (size_t)(colon - name);
 	el = strlen(colon + 1);
 	if (!safe_component(name, sl) || !safe_component(colon + 1, el)) {
-		seterr(err, errlen, "bad tracepoint name '%s' (expected subsystem:name)", name);
+		pm_seterr(err, errlen, "bad tracepoint name '%s' (expected subsystem:name)", name);
 		return -EINVAL;
 	}
 	root = pm_evt_tracefs();
@@ -756,7 +740,7 @@ static int parse_tracepoint(const char *name, uint64_t *id, char *err, size_t er
 	if (read_u64_file(path, id) == 0)
 		return 0;
 	if (access(path, F_OK) == 0 && errno != ENOENT) {
-		seterr(err, errlen, "cannot read the id of tracepoint '%s' (%s): run as root", name,
+		pm_seterr(err, errlen, "cannot read the id of tracepoint '%s' (%s): run as root", name,
 		       path);
 		return -EINVAL;
 	}
@@ -847,10 +831,10 @@ static void sym_unknown(const char *bin, const char *sym, struct pm_go *go, char
 			suggest_add(&sg, f);
 	}
 	if (sg.n)
-		seterr(err, errlen, "no function '%s' in %s (did you mean %s?)", sym, bin,
+		pm_seterr(err, errlen, "no function '%s' in %s (did you mean %s?)", sym, bin,
 		       suggest_list(&sg, list, sizeof(list)));
 	else
-		seterr(err, errlen, "no function '%s' in %s (%s)", sym, bin,
+		pm_seterr(err, errlen, "no function '%s' in %s (%s)", sym, bin,
 		       go ? "neither in its Go function table nor its ELF symbols"
 			  : "not in its ELF symbol tables");
 }
@@ -870,35 +854,35 @@ static int parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *
 	int rc = -EINVAL;
 
 	if (!colon || colon == rest || !colon[1]) {
-		seterr(err, errlen, "bad uprobe '%s' (expected uprobe:BINARY:SYMBOL)", text);
+		pm_seterr(err, errlen, "bad uprobe '%s' (expected uprobe:BINARY:SYMBOL)", text);
 		return -EINVAL;
 	}
 	bl = (size_t)(colon - rest);
 	sl = strlen(colon + 1);
 	if (bl >= sizeof(bin) || sl >= sizeof(sym)) {
-		seterr(err, errlen, "uprobe binary or symbol name too long in '%.60s...'", text);
+		pm_seterr(err, errlen, "uprobe binary or symbol name too long in '%.60s...'", text);
 		return -EINVAL;
 	}
 	memcpy(bin, rest, bl);
 	bin[bl] = 0;
 	memcpy(sym, colon + 1, sl + 1);
 	if (sl > 7 && !strcmp(sym + sl - 7, "%return")) {
-		seterr(err, errlen, "cannot probe '%s': %s", text, retprobe_why);
+		pm_seterr(err, errlen, "cannot probe '%s': %s", text, retprobe_why);
 		return -EINVAL;
 	}
 	real = strchr(bin, '/') ? realpath(bin, NULL) : pm_target_resolve(bin);
 	if (!real) {
-		seterr(err, errlen, "cannot probe '%s': binary '%s': %s", text, bin,
+		pm_seterr(err, errlen, "cannot probe '%s': binary '%s': %s", text, bin,
 		       strerror(errno ? errno : ENOENT));
 		return -EINVAL;
 	}
 	if (strlen(real) >= sizeof(out->path)) {
-		seterr(err, errlen, "cannot probe '%s': path too long", text);
+		pm_seterr(err, errlen, "cannot probe '%s': path too long", text);
 		goto out;
 	}
 	e = pm_elf_open(real);
 	if (!e) {
-		seterr(err, errlen, "cannot probe '%s': %s: %s", text, real,
+		pm_seterr(err, errlen, "cannot probe '%s': %s: %s", text, real,
 		       errno == ENOEXEC ? "not an ELF file" : strerror(errno));
 		goto out;
 	}
@@ -935,7 +919,7 @@ static int parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *
 	}
 	off = vaddr_to_offset(e, vaddr);
 	if (off < 0) {
-		seterr(err, errlen, "cannot probe '%s': address 0x%llx of '%s' is not in the file",
+		pm_seterr(err, errlen, "cannot probe '%s': address 0x%llx of '%s' is not in the file",
 		       text, (unsigned long long)vaddr, sym);
 		goto out;
 	}
@@ -959,7 +943,7 @@ static int uprobe_type(const char *text, uint32_t *type, char *err, size_t errle
 
 	snprintf(path, sizeof(path), "%s/uprobe/type", pm_evt_sysfs());
 	if (read_u64_file(path, &v) || v > UINT32_MAX) {
-		seterr(err, errlen,
+		pm_seterr(err, errlen,
 		       "cannot probe '%s': this kernel has no uprobe PMU (%s; needs "
 		       "CONFIG_UPROBE_EVENTS, Linux 4.17+)",
 		       text, path);
@@ -1023,10 +1007,10 @@ static int parse_named(const char *name, const char *text, struct pm_evt_spec *o
 		suggest_init(&sg, name);
 		suggest_builtin(&sg);
 		if (sg.n)
-			seterr(err, errlen, "unknown event '%s' (did you mean %s?)", name,
+			pm_seterr(err, errlen, "unknown event '%s' (did you mean %s?)", name,
 			       suggest_list(&sg, list, sizeof(list)));
 		else
-			seterr(err, errlen,
+			pm_seterr(err, errlen,
 			       "unknown event '%s'; run 'pmuprof list' to see the events here",
 			       name);
 		(void)text;
@@ -1069,7 +1053,7 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 		goto values;
 	}
 	if (!strncmp(text, "uretprobe:", 10)) {
-		seterr(err, errlen, "cannot probe '%s': %s", text, retprobe_why);
+		pm_seterr(err, errlen, "cannot probe '%s': %s", text, retprobe_why);
 		return -EINVAL;
 	}
 	if (slash) {
@@ -1080,13 +1064,13 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 
 		nlen = (size_t)(slash - text);
 		if (last == slash) {
-			seterr(err, errlen, "missing closing '/' in '%s' (expected NAME/terms/)",
+			pm_seterr(err, errlen, "missing closing '/' in '%s' (expected NAME/terms/)",
 			       text);
 			return -EINVAL;
 		}
 		tl = (size_t)(last - slash - 1);
 		if (tl >= sizeof(terms)) {
-			seterr(err, errlen, "terms too long in '%.40s...'", text);
+			pm_seterr(err, errlen, "terms too long in '%.40s...'", text);
 			return -EINVAL;
 		}
 		memcpy(terms, slash + 1, tl);
@@ -1094,11 +1078,11 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 		if (last[1])
 			modstr = last[1] == ':' ? last + 2 : last + 1;
 		if (!nlen) {
-			seterr(err, errlen, "empty event name in '%s'", text);
+			pm_seterr(err, errlen, "empty event name in '%s'", text);
 			return -EINVAL;
 		}
 		if (nlen > NAME_MAX_LEN) {
-			seterr(err, errlen, "event name too long: '%.*s...'", 32, text);
+			pm_seterr(err, errlen, "event name too long: '%.*s...'", 32, text);
 			return -EINVAL;
 		}
 		memcpy(name, text, nlen);
@@ -1108,13 +1092,13 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 			uint64_t type;
 
 			if (!strcmp(name, "uprobe") || !strcmp(name, "kprobe")) {
-				seterr(err, errlen, "'%s': use uprobe:BINARY:SYMBOL for uprobes",
+				pm_seterr(err, errlen, "'%s': use uprobe:BINARY:SYMBOL for uprobes",
 				       text);
 				return -EINVAL;
 			}
 			snprintf(path, sizeof(path), "%s/%s/type", pm_evt_sysfs(), name);
 			if (read_u64_file(path, &type) || type > UINT32_MAX) {
-				seterr(err, errlen, "cannot read the type of PMU '%s' (%s)", name,
+				pm_seterr(err, errlen, "cannot read the type of PMU '%s' (%s)", name,
 				       path);
 				return -EINVAL;
 			}
@@ -1164,11 +1148,11 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 			}
 		}
 		if (!nlen) {
-			seterr(err, errlen, "empty event name in '%s'", text);
+			pm_seterr(err, errlen, "empty event name in '%s'", text);
 			return -EINVAL;
 		}
 		if (nlen > NAME_MAX_LEN) {
-			seterr(err, errlen, "event name too long: '%.*s...'", 32, text);
+			pm_seterr(err, errlen, "event name too long: '%.*s...'", 32, text);
 			return -EINVAL;
 		}
 		memcpy(name, text, nlen);
@@ -1182,14 +1166,14 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 	out->period = tc.period;
 	out->freq = tc.freq;
 	if (tc.period && tc.freq) {
-		seterr(err, errlen, "'%s': period and freq are exclusive", text);
+		pm_seterr(err, errlen, "'%s': period and freq are exclusive", text);
 		return -EINVAL;
 	}
 	if (tc.freq) {
 		long max = pm_evt_max_sample_rate();
 
 		if (max > 0 && tc.freq > (uint64_t)max) {
-			seterr(err, errlen,
+			pm_seterr(err, errlen,
 			       "frequency %llu in '%s' is above kernel.perf_event_max_sample_rate=%ld",
 			       (unsigned long long)tc.freq, text, max);
 			return -EINVAL;
@@ -1228,11 +1212,11 @@ int pm_evt_parse(const char *text, struct pm_evt_spec *out, char *err, size_t er
 
 	memset(out, 0, sizeof(*out));
 	if (!text || !*text) {
-		seterr(err, errlen, "empty event name in '%s'", text ? text : "");
+		pm_seterr(err, errlen, "empty event name in '%s'", text ? text : "");
 		return -EINVAL;
 	}
 	if (strlen(text) > 8192) {
-		seterr(err, errlen, "event name too long: '%.*s...'", 32, text);
+		pm_seterr(err, errlen, "event name too long: '%.*s...'", 32, text);
 		return -EINVAL;
 	}
 	rc = parse_spec(text, out, err, errlen);

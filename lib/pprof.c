@@ -41,18 +41,6 @@ typedef Perftools__Profiles__Location PbLocation;
 typedef Perftools__Profiles__Line PbLine;
 typedef Perftools__Profiles__Function PbFunction;
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...) PM_PRINTF(3, 4);
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* ==== writing ==== */
 
 /*
@@ -468,7 +456,7 @@ static int inflate_pass(const uint8_t *in, size_t len, uint8_t *out, size_t cap,
 
 	memset(&z, 0, sizeof(z));
 	if (inflateInit2(&z, 15 + 16) != Z_OK) {
-		seterr(err, errlen, "cannot start zlib");
+		pm_seterr(err, errlen, "cannot start zlib");
 		return -ENOMEM;
 	}
 	z.next_in = (Bytef *)in;
@@ -490,7 +478,7 @@ static int inflate_pass(const uint8_t *in, size_t len, uint8_t *out, size_t cap,
 		else
 			count += (size_t)(z.next_out - scratch);
 		if (!out && count > MAX_INFLATED) {
-			seterr(err, errlen,
+			pm_seterr(err, errlen,
 			       "not a pprof profile: gzip data inflates to more than 1 GiB");
 			ret = -EFBIG;
 			break;
@@ -503,7 +491,7 @@ static int inflate_pass(const uint8_t *in, size_t len, uint8_t *out, size_t cap,
 				in_left -= z.avail_in;
 			}
 			if (!starts_gzip(z.next_in, z.avail_in)) {
-				seterr(err, errlen, "corrupt gzip stream: trailing garbage");
+				pm_seterr(err, errlen, "corrupt gzip stream: trailing garbage");
 				ret = -EINVAL;
 				break;
 			}
@@ -515,24 +503,24 @@ static int inflate_pass(const uint8_t *in, size_t len, uint8_t *out, size_t cap,
 		if (rc == Z_BUF_ERROR) {
 			if (z.avail_out) {
 				/* output space was not what stopped it: the input ran out */
-				seterr(err, errlen, "truncated gzip stream");
+				pm_seterr(err, errlen, "truncated gzip stream");
 				ret = -EINVAL;
 				break;
 			}
 			if (out) {
 				/* more than the first pass counted: the input changed */
-				seterr(err, errlen, "corrupt gzip stream: inconsistent length");
+				pm_seterr(err, errlen, "corrupt gzip stream: inconsistent length");
 				ret = -EINVAL;
 				break;
 			}
 			continue;
 		}
 		if (rc == Z_MEM_ERROR) {
-			seterr(err, errlen, "out of memory inflating");
+			pm_seterr(err, errlen, "out of memory inflating");
 			ret = -ENOMEM;
 			break;
 		}
-		seterr(err, errlen, "corrupt gzip stream: %s",
+		pm_seterr(err, errlen, "corrupt gzip stream: %s",
 		       z.msg ? z.msg : rc == Z_NEED_DICT ? "needs a dictionary" : "bad data");
 		ret = -EINVAL;
 		break;
@@ -556,7 +544,7 @@ static int gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen, 
 	buf = xmalloc(n + 1);
 	rc = inflate_pass(in, len, buf, n, &got, err, errlen);
 	if (!rc && got != n) {
-		seterr(err, errlen, "corrupt gzip stream: inconsistent length");
+		pm_seterr(err, errlen, "corrupt gzip stream: inconsistent length");
 		rc = -EINVAL;
 	}
 	if (rc) {
@@ -633,7 +621,7 @@ static const char *str_of(struct conv *c, int64_t idx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	seterr(c->err, c->errlen,
+	pm_seterr(c->err, c->errlen,
 	       "not a pprof profile: %s is string %lld, outside the table of %zu", what,
 	       (long long)idx, c->m->n_string_table);
 	return NULL;
@@ -647,7 +635,7 @@ static const char *str_of(struct conv *c, int64_t idx, const char *fmt, ...)
 
 #define BAD(...)                                                          \
 	do {                                                              \
-		seterr(c->err, c->errlen, "not a pprof profile: " __VA_ARGS__); \
+		pm_seterr(c->err, c->errlen, "not a pprof profile: " __VA_ARGS__); \
 		goto bad;                                                 \
 	} while (0)
 
@@ -844,7 +832,7 @@ int pm_pprof_decode(const uint8_t *buf, size_t len, struct pm_profile **out, cha
 	if (err && errlen)
 		err[0] = '\0';
 	if (!len) {
-		seterr(err, errlen, "file is empty");
+		pm_seterr(err, errlen, "file is empty");
 		return -EINVAL;
 	}
 	gz = len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b;
@@ -855,14 +843,14 @@ int pm_pprof_decode(const uint8_t *buf, size_t len, struct pm_profile **out, cha
 		m = perftools__profiles__profile__unpack(NULL, rawlen, raw);
 		free(raw);
 		if (!m) {
-			seterr(err, errlen,
+			pm_seterr(err, errlen,
 			       "not a pprof profile: the data is not a protobuf message");
 			return -EINVAL;
 		}
 	} else {
 		m = perftools__profiles__profile__unpack(NULL, len, buf);
 		if (!m || !m->n_string_table) {
-			seterr(err, errlen,
+			pm_seterr(err, errlen,
 			       "not a pprof profile (no gzip header and not a protobuf message)");
 			if (m)
 				perftools__profiles__profile__free_unpacked(m, NULL);
@@ -889,7 +877,7 @@ int pm_pprof_read(const char *path, struct pm_profile **out, char *err, size_t e
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		seterr(err, errlen, "%s", strerror(-rc));
+		pm_seterr(err, errlen, "%s", strerror(-rc));
 		return rc;
 	}
 	for (;;) {
@@ -899,7 +887,7 @@ int pm_pprof_read(const char *path, struct pm_profile **out, char *err, size_t e
 			if (cap > MAX_FILE) {
 				close(fd);
 				free(buf);
-				seterr(err, errlen, "file is larger than 1 GiB");
+				pm_seterr(err, errlen, "file is larger than 1 GiB");
 				return -EFBIG;
 			}
 			/* one byte past the limit tells "exactly 1 GiB" from "more" */
@@ -913,7 +901,7 @@ int pm_pprof_read(const char *path, struct pm_profile **out, char *err, size_t e
 			rc = -errno;
 			close(fd);
 			free(buf);
-			seterr(err, errlen, "%s", strerror(-rc));
+			pm_seterr(err, errlen, "%s", strerror(-rc));
 			return rc;
 		}
 		if (n == 0)

@@ -110,6 +110,20 @@ void pm_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void pm_seterr(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!buf || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+}
+
 uint64_t pm_hash(const void *data, size_t len, uint64_t seed)
 {
 	const uint8_t *p = data;

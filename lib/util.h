@@ -45,6 +45,13 @@ void pm_grow(void *pp, size_t *capp, size_t n, size_t esz);
 void pm_error(const char *fmt, ...) PM_PRINTF(1, 2);
 void pm_warn(const char *fmt, ...) PM_PRINTF(1, 2);
 
+/*
+ * Format a one-line error message into @buf (NULL or 0 length: nothing).
+ * Control characters become '?', so a hostile name echoed back cannot
+ * break the line or the terminal.
+ */
+void pm_seterr(char *buf, size_t len, const char *fmt, ...) PM_PRINTF(3, 4);
+
 /* 64-bit hashing (wyhash-style mixing), stable across runs. */
 uint64_t pm_hash(const void *data, size_t len, uint64_t seed);
 static inline uint64_t pm_hash_u64(uint64_t x)
