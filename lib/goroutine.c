@@ -831,13 +831,31 @@ static int inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint6
 	if (p->state != 1)
 		return -ENOTSUP;
 	memset(out, 0, sizeof(*out));
-	/* the candidate from the register */
-	if (good_ptr(r14) && !read1(g, pid, r14, gb, l->g_size)) {
-		uint64_t gm = u64_at(gb, l->g_m);
+	/*
+	 * The candidate from the register.  The m last seen on this thread is
+	 * read in the same system call as the g: it is nearly always g.m, and
+	 * one process_vm_readv per sample instead of two is most of the
+	 * inspector's cost (about 2.5 us each here).
+	 */
+	if (good_ptr(r14)) {
+		uint64_t cm = tm_get(g, tid_key(pid, tid)), gm = 0;
+		struct rd r[2] = { { r14, gb, l->g_size }, { cm, mb, l->m_size } };
+		bool have_g, have_m = false;
 
-		on_stack = u64_at(gb, 0) <= sp && sp < u64_at(gb, 8);
-		if (good_ptr(gm) && !read1(g, pid, gm, mb, l->m_size) &&
-		    u64_at(mb, l->m_procid) == (uint64_t)(uint32_t)tid) {
+		if (good_ptr(cm)) {
+			readv_all(g, pid, r, 2);
+			have_g = r[0].len == l->g_size;
+			have_m = r[1].len == l->m_size;
+		} else {
+			have_g = !read1(g, pid, r14, gb, l->g_size);
+		}
+		if (have_g) {
+			gm = u64_at(gb, l->g_m);
+			on_stack = u64_at(gb, 0) <= sp && sp < u64_at(gb, 8);
+			if (!(have_m && gm == cm))
+				have_m = good_ptr(gm) && !read1(g, pid, gm, mb, l->m_size);
+		}
+		if (have_g && have_m && u64_at(mb, l->m_procid) == (uint64_t)(uint32_t)tid) {
 			uint64_t g0 = u64_at(mb, 0), gs = u64_at(mb, l->m_gsignal);
 
 			curg = u64_at(mb, l->m_curg);

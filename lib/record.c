@@ -538,8 +538,15 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 		s->ids[i] = pm_stacks_frame(s->stacks, &f);
 	}
 	for (i = 0; i < n; i++) {
-		const struct pm_map *m = pm_maps_find(s->maps, pid, s->pcs[i]);
+		const struct pm_map *m;
 		struct pm_stack_frame f;
+
+		/* recursion: a return address equal to the one below is the same frame */
+		if (i > 1 && s->pcs[i] == s->pcs[i - 1]) {
+			s->ids[nk + i] = s->ids[nk + i - 1];
+			continue;
+		}
+		m = pm_maps_find(s->maps, pid, s->pcs[i]);
 
 		f.map_id = m ? m->id : PM_STACKS_NO_MAP;
 		f.is_return = i > 0;

@@ -30,6 +30,10 @@ struct pm_stacks {
 	size_t narena, caparena;
 	uint32_t *stab; /* stack hash table of index+1 */
 	size_t stab_size;
+	size_t max_frames, max_stacks, max_arena; /* 0 = unlimited */
+	uint32_t over_frame;
+	bool in_over; /* adding the overflow stack itself */
+	uint64_t frames_over, stacks_over;
 };
 
 struct pm_stacks *pm_stacks_new(size_t nvalues)
@@ -93,6 +97,10 @@ uint32_t pm_stacks_frame(struct pm_stacks *s, const struct pm_stack_frame *f)
 			return id;
 		h = (h + 1) & (s->ftab_size - 1);
 	}
+	if (s->max_frames && s->nframes >= s->max_frames && s->over_frame < s->nframes) {
+		s->frames_over++;
+		return s->over_frame;
+	}
 	PM_GROW(s->frames, s->capframes, s->nframes + 1);
 	s->frames[s->nframes] = *f;
 	s->ftab[h] = (uint32_t)s->nframes + 1;
@@ -151,6 +159,14 @@ void pm_stacks_add_tagged(struct pm_stacks *s, uint32_t pid, uint32_t tid, const
 		}
 		h = (h + 1) & (s->stab_size - 1);
 	}
+	if (s->max_stacks && !s->in_over && s->over_frame < s->nframes &&
+	    (s->nstacks >= s->max_stacks || s->narena + n > s->max_arena)) {
+		s->stacks_over++;
+		s->in_over = true;
+		pm_stacks_add_tagged(s, 0, 0, &s->over_frame, 1, values);
+		s->in_over = false;
+		return;
+	}
 	idx = s->nstacks;
 	PM_GROW(s->stacks, s->capstacks, idx + 1);
 	PM_GROW(s->values, s->capvalues, (idx + 1) * s->nvalues);
@@ -186,4 +202,23 @@ void pm_stacks_tags(const struct pm_stacks *s, size_t i, uint32_t *pid, uint32_t
 {
 	*pid = s->stacks[i].pid;
 	*tid = s->stacks[i].tid;
+}
+
+void pm_stacks_set_limits(struct pm_stacks *s, size_t max_frames, size_t max_stacks,
+			  uint32_t over_frame)
+{
+	s->max_frames = max_frames;
+	s->max_stacks = max_stacks;
+	s->max_arena = max_stacks > SIZE_MAX / 64 ? SIZE_MAX : max_stacks * 64;
+	s->over_frame = over_frame;
+}
+
+uint64_t pm_stacks_frames_over(const struct pm_stacks *s)
+{
+	return s->frames_over;
+}
+
+uint64_t pm_stacks_stacks_over(const struct pm_stacks *s)
+{
+	return s->stacks_over;
 }

@@ -47,4 +47,17 @@ const uint32_t *pm_stacks_at(const struct pm_stacks *s, size_t i, size_t *n,
 /* The (pid, tid) stack @i was added with. */
 void pm_stacks_tags(const struct pm_stacks *s, size_t i, uint32_t *pid, uint32_t *tid);
 
+/*
+ * --- added for issue 8: bounded memory whatever the target does ---
+ * Once @max_frames distinct frames exist, pm_stacks_frame() returns
+ * @over_frame for every new one.  Once @max_stacks distinct stacks exist
+ * (or their frame ids fill 64 * @max_stacks arena slots), the values of a
+ * stack not seen before go to the one stack {over_frame} tagged (0, 0)
+ * instead.  0 = no limit.  Nothing is dropped: every value is still counted.
+ */
+void pm_stacks_set_limits(struct pm_stacks *s, size_t max_frames, size_t max_stacks,
+			  uint32_t over_frame);
+uint64_t pm_stacks_frames_over(const struct pm_stacks *s); /* new frames refused */
+uint64_t pm_stacks_stacks_over(const struct pm_stacks *s); /* additions folded */
+
 #endif

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <dirent.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +79,28 @@ char *pm_target_resolve(const char *cmd)
 	return NULL;
 }
 
-int pm_target_spawn(struct pm_target **out, const char *path, char *const argv[])
+/* Credentials the child takes before exec; NULL: keep pmuprof's. */
+struct cred {
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;
+	int ngroups;
+};
+
+/* In the forked child: become @c (groups, then gid, then uid) for good.  0 or errno. */
+static int drop_to(const struct cred *c)
+{
+	if (setgroups((size_t)c->ngroups, c->groups) < 0 || setgid(c->gid) < 0 ||
+	    setuid(c->uid) < 0)
+		return errno;
+	/* must not be able to get root back */
+	if (setuid(0) == 0 || getuid() != c->uid || geteuid() != c->uid || getegid() != c->gid)
+		return EPERM;
+	return 0;
+}
+
+static int spawn(struct pm_target **out, const char *path, char *const argv[],
+		 const struct cred *cred)
 {
 	int go[2], err[2];
 	struct pm_target *t;
@@ -111,8 +134,11 @@ int pm_target_spawn(struct pm_target **out, const char *path, char *const argv[]
 		signal(SIGPIPE, SIG_DFL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
-		execv(path, argv);
-		e = errno;
+		e = cred ? drop_to(cred) : 0;
+		if (!e) {
+			execv(path, argv);
+			e = errno;
+		}
 		if (write(err[1], &e, sizeof(e)) < 0)
 			_exit(127);
 		_exit(127);
@@ -125,6 +151,66 @@ int pm_target_spawn(struct pm_target **out, const char *path, char *const argv[]
 	t->err_fd = err[0];
 	*out = t;
 	return 0;
+}
+
+int pm_target_spawn(struct pm_target **out, const char *path, char *const argv[])
+{
+	return spawn(out, path, argv, NULL);
+}
+
+int pm_target_spawn_as(struct pm_target **out, const char *path, char *const argv[], uid_t uid,
+		       gid_t gid)
+{
+	struct cred c = { uid, gid, NULL, 0 };
+	struct passwd *pw = getpwuid(uid);
+	int rc;
+
+	/* Looked up here, not in the child: NSS is not safe after fork. */
+	if (pw) {
+		int n = 64;
+
+		c.groups = xmalloc((size_t)n * sizeof(*c.groups));
+		if (getgrouplist(pw->pw_name, gid, c.groups, &n) < 0 && n > 64 && n < 65536) {
+			c.groups = xrealloc(c.groups, (size_t)n * sizeof(*c.groups));
+			if (getgrouplist(pw->pw_name, gid, c.groups, &n) < 0)
+				n = 0;
+		} else if (n > 65536) {
+			n = 0;
+		}
+		c.ngroups = n;
+	}
+	rc = spawn(out, path, argv, &c);
+	free(c.groups);
+	return rc;
+}
+
+static int parse_id(const char *v, unsigned long *out)
+{
+	char *end;
+
+	if (!v || !*v || *v == '-' || *v == '+')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoul(v, &end, 10);
+	if (errno || *end || *out >= (unsigned long)UINT32_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+int pm_target_sudo_user(uid_t *uid, gid_t *gid)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	unsigned long vu, vg;
+
+	if (geteuid() != 0 || !u)
+		return 0;
+	if (parse_id(u, &vu) < 0 || parse_id(g, &vg) < 0)
+		return -EINVAL;
+	if (vu == 0)
+		return 0;
+	*uid = (uid_t)vu;
+	*gid = (gid_t)vg;
+	return 1;
 }
 
 pid_t pm_target_pid(const struct pm_target *t)

@@ -23,6 +23,21 @@ char *pm_target_resolve(const char *cmd);
  * 0 or -errno.
  */
 int pm_target_spawn(struct pm_target **out, const char *path, char *const argv[]);
+/*
+ * --- added for issue 8 ---
+ * The same, but the child becomes @uid/@gid (with that user's
+ * supplementary groups, none when the user is unknown) just before exec;
+ * a failed drop fails pm_target_start() with its errno.
+ */
+int pm_target_spawn_as(struct pm_target **out, const char *path, char *const argv[], uid_t uid,
+		       gid_t gid);
+/*
+ * The user who ran pmuprof through sudo: 1 and *uid, *gid when pmuprof runs
+ * as root with SUDO_UID and SUDO_GID naming a non-root user, 0 when not
+ * (not root, no SUDO_UID, or SUDO_UID=0), -EINVAL when SUDO_UID or
+ * SUDO_GID is set but not a valid id.
+ */
+int pm_target_sudo_user(uid_t *uid, gid_t *gid);
 pid_t pm_target_pid(const struct pm_target *t);
 
 /* Let the child exec.  0, or -errno when the exec failed (the child is reaped). */

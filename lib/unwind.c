@@ -434,34 +434,37 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 	return n;
 }
 
-/* perf's x86_64 register for each DWARF register number */
-static const unsigned dw_to_perf[PM_UNW_NREGS] = {
-	[PM_DW_RAX] = PERF_REG_X86_AX, [PM_DW_RDX] = PERF_REG_X86_DX,
-	[PM_DW_RCX] = PERF_REG_X86_CX, [PM_DW_RBX] = PERF_REG_X86_BX,
-	[PM_DW_RSI] = PERF_REG_X86_SI, [PM_DW_RDI] = PERF_REG_X86_DI,
-	[PM_DW_RBP] = PERF_REG_X86_BP, [PM_DW_RSP] = PERF_REG_X86_SP,
-	[PM_DW_R8] = PERF_REG_X86_R8,  [PM_DW_R9] = PERF_REG_X86_R9,
-	[PM_DW_R10] = PERF_REG_X86_R10, [PM_DW_R11] = PERF_REG_X86_R11,
-	[PM_DW_R12] = PERF_REG_X86_R12, [PM_DW_R13] = PERF_REG_X86_R13,
-	[PM_DW_R14] = PERF_REG_X86_R14, [PM_DW_R15] = PERF_REG_X86_R15,
-	[PM_DW_RA] = PERF_REG_X86_IP,
-};
-
 void pm_unw_set_perf_regs(struct pm_unw_input *in, uint64_t mask, const uint64_t *regs,
 			  unsigned nregs)
 {
-	in->regs_valid = 0;
-	for (unsigned d = 0; d < PM_UNW_NREGS; d++) {
-		unsigned p = dw_to_perf[d], idx = 0;
+	/* DWARF number + 1 of each perf register, 0 for those the unwinder does not use */
+	static const uint8_t perf_to_dw[64] = {
+		[PERF_REG_X86_AX] = PM_DW_RAX + 1, [PERF_REG_X86_DX] = PM_DW_RDX + 1,
+		[PERF_REG_X86_CX] = PM_DW_RCX + 1, [PERF_REG_X86_BX] = PM_DW_RBX + 1,
+		[PERF_REG_X86_SI] = PM_DW_RSI + 1, [PERF_REG_X86_DI] = PM_DW_RDI + 1,
+		[PERF_REG_X86_BP] = PM_DW_RBP + 1, [PERF_REG_X86_SP] = PM_DW_RSP + 1,
+		[PERF_REG_X86_R8] = PM_DW_R8 + 1,  [PERF_REG_X86_R9] = PM_DW_R9 + 1,
+		[PERF_REG_X86_R10] = PM_DW_R10 + 1, [PERF_REG_X86_R11] = PM_DW_R11 + 1,
+		[PERF_REG_X86_R12] = PM_DW_R12 + 1, [PERF_REG_X86_R13] = PM_DW_R13 + 1,
+		[PERF_REG_X86_R14] = PM_DW_R14 + 1, [PERF_REG_X86_R15] = PM_DW_R15 + 1,
+		[PERF_REG_X86_IP] = PM_DW_RA + 1,
+	};
+	unsigned idx = 0;
 
-		if (p >= 64 || !(mask & (1ULL << p)))
+	/*
+	 * The sampled registers come in the order of their bits in @mask: walk
+	 * the set bits once (count-trailing-zeros is one instruction on every
+	 * x86-64, unlike popcount without -mpopcnt) instead of counting the
+	 * bits below each register.
+	 */
+	in->regs_valid = 0;
+	for (uint64_t m = mask; m && idx < nregs; m &= m - 1, idx++) {
+		unsigned p = (unsigned)__builtin_ctzll(m), d = perf_to_dw[p];
+
+		if (!d)
 			continue;
-		/* index = number of sampled registers below bit p */
-		idx = (unsigned)__builtin_popcountll(mask & ((1ULL << p) - 1));
-		if (idx >= nregs)
-			continue;
-		in->regs[d] = regs[idx];
-		in->regs_valid |= 1u << d;
+		in->regs[d - 1] = regs[idx];
+		in->regs_valid |= 1u << (d - 1);
 	}
 	if (in->regs_valid & (1u << PM_DW_RA))
 		in->ip = in->regs[PM_DW_RA];

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Build the libFuzzer targets (tests/fuzz/fuzz-*.c) with clang, ASan and
-# UBSan, then run each.  Usage: scripts/fuzz.sh [SECONDS]   (default 60 each)
+# UBSan, then run each.  Usage: scripts/fuzz.sh [SECONDS [TARGET...]]
+# (default 60 s each; TARGET is a name such as fuzz-evt, default all)
 #
 # Every run first replays the saved corpus tests/fuzz/corpus/<target>/ and
 # the crash reproducers tests/fuzz/crashes/<target>/ (a reproducer that still
@@ -10,6 +11,8 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 secs=${1:-60}
+[ $# -gt 0 ] && shift
+only=" $* "
 O=build/fuzz
 CC=${FUZZ_CC:-clang}
 if ! command -v "$CC" >/dev/null 2>&1; then
@@ -33,6 +36,7 @@ for src in tests/fuzz/fuzz-*.c; do
 	[ -f "$src" ] || continue
 	name=$(basename "$src" .c)
 	bin=$O/$name
+	[ "$only" = "  " ] || case $only in *" $name "*) ;; *) continue ;; esac
 	# shellcheck disable=SC2086
 	if ! $CC $FL -fsanitize=fuzzer -o "$bin" "$src" $objs $libs 2>"$O/$name.build.log"; then
 		echo "FAIL: fuzz/$name (build: $(head -1 "$O/$name.build.log"))"
@@ -54,7 +58,9 @@ for src in tests/fuzz/fuzz-*.c; do
 	# shellcheck disable=SC2086
 	if "$bin" -max_total_time="$secs" -rss_limit_mb=1024 -timeout=10 -print_final_stats=1 \
 		-artifact_prefix="$O/$name-" $dirs >"$O/$name.log" 2>&1; then
-		echo "PASS: fuzz/$name ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$O/$name.log" | tail -1 | awk '{print $2}') execs in ${secs}s)"
+		execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$O/$name.log" | tail -1 | awk '{print $2}')
+		cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$O/$name.log" | tail -1)
+		echo "PASS: fuzz/$name ($execs execs in ${secs}s, $cov)"
 	else
 		echo "FAIL: fuzz/$name (crash; see $O/$name.log and $O/$name-*)"
 		rc=1

@@ -1,0 +1,65 @@
+#!/bin/sh
+# Faults: SIGKILL.
+#  - pmuprof itself killed mid-record: no partial file at the output path,
+#    the previous file there intact byte for byte, no ".prof.pb.gz.XXXXXX"
+#    temp and no probe file left (the temp only exists while the finished
+#    profile is being written, which takes milliseconds at the end).
+#  - the target killed with SIGKILL mid-record: pmuprof writes the profile
+#    of what it saw and exits 137, as the shell would.
+. "$(dirname "$0")/lib.sh"
+need_perf
+F=$GOFIX/faults
+need_file fixture "$F"
+
+out=$T/out/prof.pb.gz
+mkdir -p "$T/out"
+# the previous profile: a real one
+"$PMUPROF" record -e cpu-clock -q -o "$out" -- "$F" -mode busy -n 1 -secs 0.3 || fail previous-record
+cp "$out" "$T/prev"
+
+"$PMUPROF" record -e cpu-clock -o "$out" -- "$F" -mode busy -n 2 -secs 60 2>"$T/e" &
+pid=$!
+sleep 1.5
+child=$(pgrep -P $pid | head -1)
+kill -KILL $pid
+wait $pid 2>/dev/null
+if cmp -s "$out" "$T/prev"; then pass self-kill-previous-intact; else fail self-kill-previous-intact "the file at the output path changed"; fi
+left=$(ls -A "$T/out" | grep -v '^prof.pb.gz$')
+if [ -z "$left" ]; then pass self-kill-no-temp; else fail self-kill-no-temp "left: $left"; fi
+if "$PMUPROF" report -i "$out" >/dev/null 2>&1; then pass self-kill-previous-readable; else fail self-kill-previous-readable; fi
+# the orphaned target keeps running (as under perf); do not leave it behind
+[ -n "$child" ] && kill -KILL "$child" 2>/dev/null
+
+# SIGKILL without a previous file: nothing at the path at all
+rm -f "$out"
+"$PMUPROF" record -e cpu-clock -o "$out" -- "$F" -mode busy -n 2 -secs 60 2>"$T/e" &
+pid=$!
+sleep 1
+child=$(pgrep -P $pid | head -1)
+kill -KILL $pid
+wait $pid 2>/dev/null
+[ -n "$child" ] && kill -KILL "$child" 2>/dev/null
+if [ -z "$(ls -A "$T/out")" ]; then pass self-kill-nothing-written; else fail self-kill-nothing-written "$(ls -A "$T/out" | tr '\n' ' ')"; fi
+
+# the target SIGKILLed
+"$PMUPROF" record -e cpu-clock -o "$out" -- "$F" -mode busy -n 2 -secs 60 2>"$T/e" &
+pid=$!
+sleep 1.5
+child=$(pgrep -P $pid | head -1)
+if [ -z "$child" ]; then
+	fail target-kill "no child of pmuprof found"
+	kill -KILL $pid
+	exit 0
+fi
+kill -KILL "$child"
+wait_bounded $pid 10
+rc=$?
+if [ $rc -eq 137 ]; then pass target-kill-status; else fail target-kill-status "exit $rc, expected 137: $(head -2 "$T/e" | tr '\n' '|')"; fi
+if "$PMUPROF" report -i "$out" --folded >"$T/f" 2>"$T/f.err"; then
+	pass target-kill-readable
+	n=$(sample_count "$T/e")
+	got=$(folded_total "$T/f")
+	if [ "$n" = "$got" ] && [ "$got" -ge 1000 ]; then pass target-kill-complete; else fail target-kill-complete "summary '$n', profile $got"; fi
+else
+	fail target-kill-readable "$(head -1 "$T/f.err")"
+fi

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Privilege: under sudo (SUDO_UID/SUDO_GID set, pmuprof root) the command
+# runs as the invoking user -- uid, gid, groups, no capabilities -- and is
+# still profiled; --no-drop-privileges keeps root; bad SUDO_* values are a
+# clear error.  Needs root (skipped otherwise).
+. "$(dirname "$0")/lib.sh"
+need_perf
+F=$GOFIX/faults
+need_file fixture "$F"
+if [ "$(id -u)" != 0 ]; then
+	skip all "not root"
+	exit 0
+fi
+out=$T/prof.pb.gz
+as_nobody() { SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody "$PMUPROF" record -e cpu-clock -q -o "$out" "$@"; }
+
+got=$(as_nobody -- sh -c 'echo $(id -u) $(id -g) $(id -G)')
+if [ "$got" = "65534 65534 65534" ]; then pass dropped; else fail dropped "uid gid groups: '$got'"; fi
+got=$(as_nobody -- sh -c 'sed -n "s/^CapEff:[[:space:]]*//p" /proc/self/status')
+if [ "$got" = 0000000000000000 ]; then pass no-capabilities; else fail no-capabilities "CapEff $got"; fi
+got=$(SUDO_UID=65534 SUDO_GID=65534 "$PMUPROF" record --no-drop-privileges -e cpu-clock -q -o "$out" -- id -u)
+if [ "$got" = 0 ]; then pass no-drop-option; else fail no-drop-option "uid '$got'"; fi
+got=$(env -u SUDO_UID -u SUDO_GID "$PMUPROF" record -e cpu-clock -q -o "$out" -- id -u)
+if [ "$got" = 0 ]; then pass no-sudo; else fail no-sudo "uid '$got'"; fi
+got=$(SUDO_UID=0 SUDO_GID=0 "$PMUPROF" record -e cpu-clock -q -o "$out" -- id -u)
+if [ "$got" = 0 ]; then pass sudo-from-root; else fail sudo-from-root "uid '$got'"; fi
+
+# still profiled after the drop (the events were opened before it)
+as_nobody -- "$F" -mode busy -n 1 -secs 1
+rc=$?
+if [ $rc -eq 0 ] && "$PMUPROF" report -i "$out" --folded >"$T/f" 2>/dev/null &&
+	[ "$(folded_total "$T/f")" -ge 300 ] && awk -v s="$(share "$T/f" main.spin)" 'BEGIN { exit !(s >= 80) }'; then
+	pass profiled
+else
+	fail profiled "exit $rc, $(folded_total "$T/f" 2>/dev/null) samples"
+fi
+# a command only root may run is not run with root's rights
+chmod 755 "$T"
+printf '#!/bin/sh\necho ran\n' >"$T/rootonly"
+chmod 700 "$T/rootonly"
+expect_fail root-only 126 "cannot run|[Pp]ermission denied" \
+	env SUDO_UID=65534 SUDO_GID=65534 "$PMUPROF" record -e cpu-clock -q -o "$out" -- "$T/rootonly"
+
+expect_fail bad-sudo-uid 1 "SUDO_UID.*not valid" \
+	env SUDO_UID=abc SUDO_GID=65534 "$PMUPROF" record -e cpu-clock -q -o "$out" -- true
+expect_fail bad-sudo-gid 1 "SUDO_UID.*not valid" \
+	env -u SUDO_GID SUDO_UID=65534 "$PMUPROF" record -e cpu-clock -q -o "$out" -- true
