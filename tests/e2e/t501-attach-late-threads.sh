@@ -71,7 +71,7 @@ done
 # the workers ran on threads created after the attach, and their samples carry their tid
 workers=$(sed -n 's/^round 1 ok .*workers=\([0-9,]*\) .*/\1/p' "$T/fix.out")
 gotool tool pprof -tags "$T/att.pb.gz" >"$T/tags" 2>"$T/tags.err"
-awk '/^ *pid:/ { sec = "pid" } /^ *thread:/ { sec = "thread" } /\): [0-9]+$/ { print sec, $NF }' "$T/tags" >"$T/labels"
+awk '/^ *[a-z_]+: Total/ { sec = $1; sub(/:$/, "", sec) } (sec == "pid" || sec == "thread") && /\): [0-9]+$/ { print sec, $NF }' "$T/tags" >"$T/labels"
 bad=""
 for w in $(echo "$workers" | tr ',' ' '); do
 	grep -qx "$w" "$T/tids-at-attach" && bad="$bad $w:existed-at-attach"

@@ -17,7 +17,8 @@ wait_line() {
 }
 labels() {
 	gotool tool pprof -tags "$1" 2>/dev/null |
-		awk '/^ *pid:/ { sec = "pid" } /^ *thread:/ { sec = "thread" } /\): [0-9]+$/ { print sec, $NF }'
+		awk '/^ *[a-z_]+: Total/ { sec = $1; sub(/:$/, "", sec) }
+			(sec == "pid" || sec == "thread") && /\): [0-9]+$/ { print sec, $NF }'
 }
 
 "$GOFIX/attach" -scale 0.2 >"$T/a.out" 2>&1 &
