@@ -90,3 +90,4 @@ else
 fi
 kill $zp 2>/dev/null
 wait $zp 2>/dev/null
+exit 0
