@@ -17,9 +17,9 @@ def med(xs):
     return st.median(xs) if xs else float("nan")
 
 
-print("| workload | recorder | rate | slowdown | samples | lost | recorder CPU/sample | "
-      "output bytes/sample | stacks reaching runtime.goexit |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| workload | recorder | rate | slowdown (elapsed) | target CPU | target + recorder CPU | "
+      "samples | lost | recorder CPU/sample | output bytes/sample | stacks reaching runtime.goexit |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 wls = []
 for r in rows:
     if r[0] not in wls:
@@ -27,22 +27,26 @@ for r in rows:
 for wl in wls:
     base = [float(r[4]) for r in rows if r[0] == wl and r[1] == "none"]
     b = med(base)
+    bc = med([float(r[5]) for r in rows if r[0] == wl and r[1] == "none"])
     rates = sorted({int(r[2]) for r in rows if r[0] == wl})
-    print("| %s | no profiler | — | 1.00× (%.2f s, n=%d) | | | | | |" % (WL.get(wl, wl), b, len(base)))
+    print("| %s | no profiler | — | 1.00× (%.2f s, n=%d) | 1.00× (%.2f s) | 1.00× | | | | | |" % (
+        WL.get(wl, wl), b, len(base), bc))
     for cf in ORDER:
         for rate in rates:
             rs = [r for r in rows if r[0] == wl and r[1] == cf and int(r[2]) == rate]
             if not rs:
                 continue
             el = med([float(r[4]) for r in rs])
+            tc = med([float(r[5]) for r in rs])
+            ac = med([float(r[5]) + float(r[6]) for r in rs])
             sm = [int(r[7]) for r in rs]
             lo = [int(r[8]) for r in rs]
             cpu = [float(r[6]) / int(r[7]) * 1e6 for r in rs if int(r[7]) > 0]
             by = [int(r[9]) / int(r[7]) for r in rs if int(r[7]) > 0]
             comp = [r[10] for r in rs if r[10] != "-"]
             lost = "%d" % med(lo) + (" (max %d)" % max(lo) if max(lo) != med(lo) else "")
-            print("| | %s | %g kHz | %.2f× | %d | %s | %.1f µs | %.0f | %s |" % (
-                CF[cf], rate / 1000, el / b, med(sm), lost, med(cpu), med(by),
+            print("| | %s | %g kHz | %.2f× | %.2f× | %.2f× | %d | %s | %.1f µs | %.0f | %s |" % (
+                CF[cf], rate / 1000, el / b, tc / bc, ac / bc, med(sm), lost, med(cpu), med(by),
                 (comp[0] + " %") if comp else "—"))
 print()
 print("Processing (cpu workload at 20 kHz, one core, best of 3):")
