@@ -152,15 +152,22 @@ sample_count() { sed -n 's/^pmuprof: wrote .*: \([0-9][0-9]*\) samples.*/\1/p' "
 
 # wait_bounded PID SECS: wait for background job PID (a direct child); when it
 # is still running after SECS, SIGKILL its children and itself and return 124.
+# One-letter state of a process (R, S, Z, ...) from /proc, "" when gone.
+proc_state() {
+	sed -n 's/^[0-9]* (.*) \([A-Za-z]\) .*/\1/p' /proc/"$1"/stat 2>/dev/null
+}
+
 wait_bounded() {
 	_i=0
 	while kill -0 "$1" 2>/dev/null && [ $_i -lt $(($2 * 10)) ]; do
 		sleep 0.1
 		_i=$((_i + 1))
 		# a zombie counts as gone
-		case $(ps -o stat= -p "$1" 2>/dev/null) in Z*) break ;; esac
+		case $(proc_state "$1") in Z*) break ;; esac
 	done
-	if kill -0 "$1" 2>/dev/null && ! ps -o stat= -p "$1" | grep -q '^Z'; then
+	if kill -0 "$1" 2>/dev/null && [ "$(proc_state "$1")" != Z ]; then
+		# say what it was doing, for whoever reads the failure
+		echo "# wait_bounded: pid $1 still there after $2 s: state $(proc_state "$1"), wchan $(cat /proc/"$1"/wchan 2>/dev/null), $(ls /proc/"$1"/task 2>/dev/null | wc -l) threads"
 		for _c in $(pgrep -P "$1"); do kill -KILL "$_c" 2>/dev/null; done
 		kill -KILL "$1" 2>/dev/null
 		wait "$1" 2>/dev/null
