@@ -16,3 +16,6 @@ echo "\$ pmuprof record -e cpu-clock -o demo.pb.gz -- tests/.work/go/demo"
 echo
 echo "\$ pmuprof report -i demo.pb.gz --top 15"
 "$pm" report -i "$tmp/demo.pb.gz" --top 15
+echo
+echo "\$ pmuprof report -i demo.pb.gz --sort cum --top 40 | grep main\\.   # the demo's own functions, with what they call"
+"$pm" report -i "$tmp/demo.pb.gz" --sort cum --top 40 | grep -E '^ *Self|main\.'
