@@ -8,31 +8,8 @@ need_perf
 esb=$NPM/@esbuild/linux-x64/bin/esbuild
 need_file esbuild "$esb"
 
-# m<i>.js: 60 functions each, importing up to 3 other modules; index.js imports all.
-gen_js() {
-	mkdir -p "$1"
-	awk -v d="$1" -v n="$2" -v f="$3" 'BEGIN {
-	for (m = 0; m < n; m++) {
-		file = d "/m" m ".js"
-		for (j = 1; j <= 3; j++) { t = (m * 7 + j * 13) % n; if (t > m) printf "import { f%d_0 as i%d } from \"./m%d.js\";\n", t, j, t > file }
-		for (k = 0; k < f; k++) {
-			printf "export function f%d_%d(a, b) {\n  const o = { key%d: a + %d, name: \"s%d_%d\", list: [a, b, %d] };\n", m, k, k, k, m, k, k > file
-			printf "  let s = 0;\n  for (let i = 0; i < o.list.length; i++) { s += o.list[i] * %d + (b ? b.length : 0); }\n", k + 1 > file
-			printf "  if (s > %d) { return class C%d_%d { constructor(x) { this.x = x; } get v() { return this.x * s; } }; }\n", k * 3, m, k > file
-			printf "  return `t${o.name}-${s}` + JSON.stringify(o);\n}\n" > file
-		}
-		printf "export const all%d = [", m > file
-		for (k = 0; k < f; k++) printf "f%d_%d, ", m, k > file
-		print "];" > file
-		close(file)
-	}
-	file = d "/index.js"
-	for (m = 0; m < n; m++) printf "import { all%d } from \"./m%d.js\";\n", m, m > file
-	printf "console.log([" > file
-	for (m = 0; m < n; m++) printf "all%d, ", m > file
-	print "].length);" > file
-	}'
-}
+# the input: 400 modules of 60 functions (scripts/gen-js.sh)
+gen_js() { "$top/scripts/gen-js.sh" "$@"; }
 gen_js "$T/src" 400 60
 
 p=$T/esbuild.pb.gz
