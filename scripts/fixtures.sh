@@ -22,6 +22,11 @@ for dir in "$top"/tests/go/*/; do
 	fi
 done
 
+# An arm64 build of the symbolizer fixture (the tables differ: pc quantum 4).
+if [ ! -f "$work/go/symtest-arm64" ] || [ -n "$(find "$top/tests/go/symtest" -newer "$work/go/symtest-arm64" -name '*.go')" ]; then
+	(cd "$top/tests/go/symtest" && GOARCH=arm64 "$GO" build -o "$work/go/symtest-arm64" .)
+fi
+
 # The golden capture (tests/fixtures/shares.data) names its binary by path and
 # build ID, and a Go build embeds the source path: build that one copy at a
 # fixed path, independent of where the checkout lives, so it is the same
