@@ -11,6 +11,7 @@
  * Whatever comes back as the version must be a printable, terminated string
  * of fewer than 48 bytes.
  */
+#include "fuzz-elfhdr.h"
 #include <elf.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -79,21 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t insize)
 	if (!img)
 		return 0;
 	eh = (Elf64_Ehdr *)img;
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_EXEC;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	eh->e_phoff = sizeof(Elf64_Ehdr);
-	eh->e_shoff = sh;
-	eh->e_ehsize = sizeof(Elf64_Ehdr);
-	eh->e_phentsize = sizeof(Elf64_Phdr);
-	eh->e_phnum = 3;
-	eh->e_shentsize = sizeof(Elf64_Shdr);
-	eh->e_shnum = (uint16_t)nsec;
-	eh->e_shstrndx = (uint16_t)(nsec - 1);
+	fuzz_elf_header(eh, sh, 3, (uint16_t)nsec, (uint16_t)(nsec - 1));
 	ph = (Elf64_Phdr *)(img + eh->e_phoff);
 	/* text: no file bytes needed, just an executable segment */
 	ph[0].p_type = PT_LOAD;

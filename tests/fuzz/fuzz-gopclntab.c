@@ -5,6 +5,7 @@
  * (magic, quantum, pointer size) so the fuzzer reaches the validation and
  * lookup code instead of dying at the magic check.
  */
+#include "fuzz-elfhdr.h"
 #include <elf.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,21 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!img)
 		return 0;
 	eh = (Elf64_Ehdr *)img;
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_EXEC;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	eh->e_phoff = sizeof(Elf64_Ehdr);
-	eh->e_shoff = sh;
-	eh->e_ehsize = sizeof(Elf64_Ehdr);
-	eh->e_phentsize = sizeof(Elf64_Phdr);
-	eh->e_phnum = 1;
-	eh->e_shentsize = sizeof(Elf64_Shdr);
-	eh->e_shnum = 4;
-	eh->e_shstrndx = 3;
+	fuzz_elf_header(eh, sh, 1, 4, 3);
 	ph = (Elf64_Phdr *)(img + eh->e_phoff);
 	ph->p_type = PT_LOAD;
 	ph->p_flags = PF_R;
