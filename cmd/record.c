@@ -22,7 +22,7 @@ enum { OPT_NO_DROP_PRIVILEGES = 340 }; /* privileges */
 #define DEFAULT_CREATORS 8 /* --creators without =N */
 
 static const struct pm_opt record_opts[] = {
-	{ 'e', "event", "EVENT", "event to sample (default cycles; cpu-clock without a PMU)" },
+	{ 'e', "event", "EVENT", "events to sample, a,b,... (default cycles; cpu-clock without a PMU)" },
 	{ 'F', "freq", "HZ", "samples per second (default 1000)" },
 	{ 'c', "count", "PERIOD", "sample every PERIOD events instead of -F" },
 	{ 'o', "output", "FILE", "pprof output file (default pmuprof.pb.gz)" },

@@ -20,12 +20,15 @@ enum { OPT_FOLDED = 256, OPT_TOP, OPT_SAMPLE_INDEX, OPT_PPROF };
 
 enum { OPT_NO_CREATORS = 320 }; /* goroutines */
 
+enum { OPT_EVENT = 330 }; /* events */
+
 static const struct pm_opt report_opts[] = {
 	{ 'i', "input", "FILE", "pprof file or capture to read (default pmuprof.pb.gz)" },
 	{ OPT_FOLDED, "folded", NULL, "print folded stacks for flame graphs" },
 	{ OPT_TOP, "top", "N", "rows in the table (default 30, 0 = all)" },
 	{ 's', "sort", "KEY", "sort the table by self or cum (default self)" },
 	{ OPT_SAMPLE_INDEX, "sample-index", "TYPE", "value to show: a sample type name or index" },
+	{ OPT_EVENT, "event", "NAME", "show one event of a record -e a,b profile (its samples only)" },
 	{ OPT_PPROF, "pprof", "FILE", "capture input: also write its profile as pprof to FILE" },
 	{ OPT_NO_CREATORS, "no-creators", NULL, "leave out the creator frames of goroutines" },
 	{ 'h', "help", NULL, "show this help" },
@@ -43,6 +46,7 @@ struct repopts {
 	int folded;
 	struct pm_report_opts ro;
 	const char *sample_index;
+	const char *event;
 	const char *pprof;
 	int no_creators;
 };
@@ -78,6 +82,9 @@ static int report_opt(int key, const char *arg, void *ctx)
 		break;
 	case OPT_SAMPLE_INDEX:
 		r->sample_index = arg;
+		break;
+	case OPT_EVENT:
+		r->event = arg;
 		break;
 	case OPT_NO_CREATORS:
 		r->no_creators = 1;
@@ -181,22 +188,74 @@ static struct pm_profile *maybe_strip(const struct repopts *r, struct pm_profile
 	return q;
 }
 
+/*
+ * The sample type of event @name: the type named after it (record -e a,b),
+ * or the one event of a profile whose record comment names it (cpu-clock
+ * is "cpu/nanoseconds" then); -1 when none.
+ */
+static long event_index(const struct pm_profile *p, const char *name)
+{
+	long idx = strcmp(name, "samples") ? pm_prof_find_sample_type(p, name) : -1;
+	size_t i, nev = 0, len = strlen(name);
+	bool named = false;
+
+	if (idx >= 0)
+		return idx;
+	for (i = 0; i < pm_prof_ncomments(p); i++) {
+		const char *c = pm_prof_comment(p, i);
+
+		if (strncmp(c, "pmuprof record: event ", 22))
+			continue;
+		nev++;
+		named = named || (!strncmp(c + 22, name, len) && c[22 + len] == ',');
+	}
+	return nev == 1 && named && pm_prof_nsample_types(p) > 1 ? (long)pm_prof_default_type(p)
+								 : -1;
+}
+
+/* --sample-index / --event into r->ro.value_index.  0, or 2 with the error said. */
+static int pick_index(struct repopts *r, const struct pm_profile *p)
+{
+	unsigned long long v;
+	long idx;
+	size_t i;
+
+	if (r->event) {
+		char list[512] = "";
+
+		idx = event_index(p, r->event);
+		if (idx >= 0) {
+			r->ro.value_index = idx;
+			return 0;
+		}
+		for (i = 0; i < pm_prof_nsample_types(p); i++) {
+			const char *t = pm_prof_sample_type(p, i)->type;
+			size_t k = strlen(list);
+
+			if (strcmp(t, "samples"))
+				snprintf(list + k, sizeof(list) - k, "%s%s", k ? ", " : "", t);
+		}
+		pm_error("no event '%s' in '%s' (it has: %s)", r->event, r->input,
+			 list[0] ? list : "none");
+		return 2;
+	}
+	if (!r->sample_index)
+		return 0;
+	idx = pm_prof_find_sample_type(p, r->sample_index);
+	if (idx < 0 && pm_opt_u64(r->sample_index, &v) == 0 && v < pm_prof_nsample_types(p))
+		idx = (long)v;
+	if (idx < 0) {
+		pm_error("no sample type '%s' in '%s'", r->sample_index, r->input);
+		return 2;
+	}
+	r->ro.value_index = idx;
+	return 0;
+}
+
 static int render(struct repopts *r, struct pm_profile *p)
 {
 	int rc;
 
-	if (r->sample_index) {
-		unsigned long long v;
-		long idx = pm_prof_find_sample_type(p, r->sample_index);
-
-		if (idx < 0 && pm_opt_u64(r->sample_index, &v) == 0 && v < pm_prof_nsample_types(p))
-			idx = (long)v;
-		if (idx < 0) {
-			pm_error("no sample type '%s' in '%s'", r->sample_index, r->input);
-			return 2;
-		}
-		r->ro.value_index = idx;
-	}
 	r->ro.title = r->input;
 	rc = r->folded ? pm_report_folded(p, stdout, &r->ro) : pm_report_text(p, stdout, &r->ro);
 	if (rc == 0 && fflush(stdout) != 0)
@@ -233,7 +292,9 @@ static int report_capture(struct repopts *r)
 			return 1;
 		}
 	}
-	rc = render(r, p);
+	rc = pick_index(r, p);
+	if (!rc)
+		rc = render(r, p);
 	pm_prof_free(p);
 	return rc;
 }
@@ -256,6 +317,10 @@ int cmd_report(int argc, char **argv)
 		return 0;
 	if (first < 0)
 		return 2;
+	if (r.event && r.sample_index) {
+		pm_error("--event and --sample-index both choose the value: give one");
+		return 2;
+	}
 	if (first < argc) {
 		pm_error("unexpected argument '%s'; give the file with -i", argv[first]);
 		return 2;
@@ -276,28 +341,13 @@ int cmd_report(int argc, char **argv)
 			pm_error("cannot read '%s': %s", r.input, err[0] ? err : strerror(-rc));
 		return 1;
 	}
-	if (r.sample_index) {
-		unsigned long long v;
-		long idx = pm_prof_find_sample_type(p, r.sample_index);
-
-		if (idx < 0 && pm_opt_u64(r.sample_index, &v) == 0 && v < pm_prof_nsample_types(p))
-			idx = (long)v;
-		if (idx < 0) {
-			pm_error("no sample type '%s' in '%s'", r.sample_index, r.input);
-			pm_prof_free(p);
-			return 2;
-		}
-		r.ro.value_index = idx;
+	rc = pick_index(&r, p);
+	if (rc) {
+		pm_prof_free(p);
+		return rc;
 	}
 	p = maybe_strip(&r, p);
-	r.ro.title = r.input;
-	rc = r.folded ? pm_report_folded(p, stdout, &r.ro) : pm_report_text(p, stdout, &r.ro);
+	rc = render(&r, p);
 	pm_prof_free(p);
-	if (rc == 0 && fflush(stdout) != 0)
-		rc = -errno;
-	if (rc < 0 && rc != -EPIPE) {
-		pm_error("cannot write the report: %s", strerror(-rc));
-		return 1;
-	}
-	return 0;
+	return rc;
 }

@@ -95,15 +95,19 @@ static int wpad(struct pm_data_writer *w)
 }
 
 int pm_data_create(struct pm_data_writer **out, const char *path,
-		   const struct perf_event_attr *attr, const struct pm_data_meta *meta)
+		   const struct perf_event_attr *attrs, size_t nattr,
+		   const struct pm_data_meta *meta)
 {
 	struct pm_data_writer *w;
 	const char *slash = strrchr(path, '/');
-	uint32_t n[2] = { 1, 0 }, asz[2] = { (uint32_t)sizeof(*attr), 0 };
+	uint32_t n[2] = { (uint32_t)nattr, 0 }, asz[2] = { (uint32_t)sizeof(*attrs), 0 };
+	size_t i;
 	mode_t um;
 	int rc;
 
 	*out = NULL;
+	if (!nattr || nattr > PM_DATA_MAX_ATTRS)
+		return -EINVAL;
 	if (slash && !slash[1])
 		return -EISDIR;
 	w = xcalloc(1, sizeof(*w));
@@ -132,9 +136,11 @@ int pm_data_create(struct pm_data_writer **out, const char *path,
 	wput(w, &w->hdr, sizeof(w->hdr));
 	w->hdr.attr_off = w->off;
 	wput(w, n, sizeof(n));
-	wput(w, asz, sizeof(asz));
-	wput(w, attr, sizeof(*attr));
-	wpad(w);
+	for (i = 0; i < nattr; i++) {
+		wput(w, asz, sizeof(asz));
+		wput(w, &attrs[i], sizeof(attrs[i]));
+		wpad(w);
+	}
 	w->hdr.attr_size = w->off - w->hdr.attr_off;
 	w->hdr.meta_off = w->off;
 	wput(w, meta, sizeof(*meta));
@@ -237,15 +243,43 @@ int pm_data_write_binary(struct pm_data_writer *w, const char *path, const char 
 	return write_own(w, PM_DATA_REC_BINARY, f, 8 + n + 1, path);
 }
 
-int pm_data_write_owner(struct pm_data_writer *w, uint64_t id, uint32_t tid)
+/* A record of an event id and a number: OWNER (its thread), EVID (its attr). */
+static int write_id(struct pm_data_writer *w, uint32_t type, uint64_t id, uint32_t v)
 {
-	struct perf_event_header h = { PM_DATA_REC_OWNER, 0, 24 };
-	uint64_t t = tid;
+	struct perf_event_header h = { type, 0, 24 };
+	uint64_t t = v;
 
 	w->records++;
 	wput(w, &h, sizeof(h));
 	wput(w, &id, 8);
 	return wput(w, &t, 8);
+}
+
+int pm_data_write_owner(struct pm_data_writer *w, uint64_t id, uint32_t tid)
+{
+	return write_id(w, PM_DATA_REC_OWNER, id, tid);
+}
+
+int pm_data_write_event(struct pm_data_writer *w, const struct pm_data_event *ev)
+{
+	struct perf_event_header h = { PM_DATA_REC_EVENT, 0, 8 + 16 + 144 };
+	uint32_t u[2] = { ev->index, ev->type };
+	char names[144];
+
+	memset(names, 0, sizeof(names));
+	snprintf(names, 64, "%s", ev->name);
+	snprintf(names + 64, 64, "%s", ev->value_type);
+	snprintf(names + 128, 16, "%s", ev->value_unit);
+	w->records++;
+	wput(w, &h, sizeof(h));
+	wput(w, u, sizeof(u));
+	wput(w, &ev->config, 8);
+	return wput(w, names, sizeof(names));
+}
+
+int pm_data_write_evid(struct pm_data_writer *w, uint64_t id, uint32_t index)
+{
+	return write_id(w, PM_DATA_REC_EVID, id, index);
 }
 
 uint64_t pm_data_bytes(const struct pm_data_writer *w)
@@ -357,13 +391,42 @@ int pm_data_decode_owner(const struct perf_event_header *h, struct pm_data_owner
 	return 0;
 }
 
+int pm_data_decode_event(const struct perf_event_header *h, struct pm_data_event *out)
+{
+	const uint8_t *b = (const uint8_t *)h;
+
+	if (h->type != PM_DATA_REC_EVENT || h->size != 8 + 16 + 144)
+		return -EINVAL;
+	out->index = pm_le32(b + 8);
+	out->type = pm_le32(b + 12);
+	out->config = pm_le64(b + 16);
+	if (out->index == 0 || out->index >= PM_DATA_MAX_ATTRS)
+		return -EINVAL;
+	memcpy(out->name, b + 24, 64);
+	memcpy(out->value_type, b + 88, 64);
+	memcpy(out->value_unit, b + 152, 16);
+	out->name[63] = out->value_type[63] = out->value_unit[15] = '\0';
+	return 0;
+}
+
+int pm_data_decode_evid(const struct perf_event_header *h, struct pm_data_evid *out)
+{
+	const uint8_t *b = (const uint8_t *)h;
+
+	if (h->type != PM_DATA_REC_EVID || h->size != 24 || pm_le64(b + 16) >= PM_DATA_MAX_ATTRS)
+		return -EINVAL;
+	out->id = pm_le64(b + 8);
+	out->index = (uint32_t)pm_le64(b + 16);
+	return 0;
+}
+
 /* ---- reader ---- */
 
 struct pm_data {
 	const uint8_t *base;
 	size_t len;
 	bool mapped;
-	struct perf_event_attr attr;
+	struct perf_event_attr attr[PM_DATA_MAX_ATTRS];
 	size_t nattrs;
 	struct pm_data_meta meta;
 	struct pm_data_trailer trailer;
@@ -430,7 +493,7 @@ static int parse(struct pm_data *d, char *err, size_t errlen)
 	if (end - p < 8)
 		return fail(err, errlen, "corrupt capture: empty attr section");
 	nattr = pm_le32(b + p);
-	if (nattr == 0 || nattr > 4096)
+	if (nattr == 0 || nattr > PM_DATA_MAX_ATTRS)
 		return fail(err, errlen, "corrupt capture: %u attrs", nattr);
 	p += 8;
 	for (i = 0; i < nattr; i++) {
@@ -444,8 +507,7 @@ static int parse(struct pm_data *d, char *err, size_t errlen)
 		padded = ((uint64_t)sz + 7) & ~7ULL;
 		if (sz < PERF_ATTR_SIZE_VER0 || padded > end - p)
 			return fail(err, errlen, "corrupt capture: attr %u has size %u", i, sz);
-		if (i == 0)
-			memcpy(&d->attr, b + p, sz < sizeof(d->attr) ? sz : sizeof(d->attr));
+		memcpy(&d->attr[i], b + p, sz < sizeof(d->attr[i]) ? sz : sizeof(d->attr[i]));
 		p += padded;
 	}
 	d->nattrs = nattr;
@@ -556,7 +618,12 @@ void pm_data_close(struct pm_data *d)
 
 const struct perf_event_attr *pm_data_attr(const struct pm_data *d)
 {
-	return &d->attr;
+	return &d->attr[0];
+}
+
+const struct perf_event_attr *pm_data_attr_at(const struct pm_data *d, size_t i)
+{
+	return i < d->nattrs ? &d->attr[i] : NULL;
 }
 
 size_t pm_data_nattrs(const struct pm_data *d)

@@ -114,7 +114,18 @@ enum pm_data_rec_type {
 	PM_DATA_REC_BINARY = PM_DATA_REC_BASE + 2,
 	/* attach: u64 event id, u32 tid it was opened on, u32 0 */
 	PM_DATA_REC_OWNER = PM_DATA_REC_BASE + 3,
+	/*
+	 * Several events (attr i > 0; the meta describes attr 0): u32 index
+	 * of its attr, u32 PERF_TYPE_*, u64 config, then name[64],
+	 * value_type[64], value_unit[16] as in the meta.
+	 */
+	PM_DATA_REC_EVENT = PM_DATA_REC_BASE + 4,
+	/* Several events: u64 event id, u32 index of the attr it was opened with, u32 0 */
+	PM_DATA_REC_EVID = PM_DATA_REC_BASE + 5,
 };
+
+/* At most this many attrs (events) in a capture. */
+#define PM_DATA_MAX_ATTRS 16
 
 enum pm_data_bin_flags {
 	PM_DATA_BIN_UNOPENED = 1 << 0, /* the session could not open it: no frames from it */
@@ -137,10 +148,23 @@ struct pm_data_owner {
 	uint32_t tid;
 };
 
+struct pm_data_event {
+	uint32_t index, type;     /* index < PM_DATA_MAX_ATTRS */
+	uint64_t config;
+	char name[64], value_type[64], value_unit[16]; /* NUL-terminated */
+};
+
+struct pm_data_evid {
+	uint64_t id;
+	uint32_t index;           /* < PM_DATA_MAX_ATTRS */
+};
+
 /* Decode pmuprof's records (h->size bytes valid).  0 or -EINVAL. */
 int pm_data_decode_map(const struct perf_event_header *h, struct pm_data_map *out);
 int pm_data_decode_binary(const struct perf_event_header *h, struct pm_data_binary *out);
 int pm_data_decode_owner(const struct perf_event_header *h, struct pm_data_owner *out);
+int pm_data_decode_event(const struct perf_event_header *h, struct pm_data_event *out);
+int pm_data_decode_evid(const struct perf_event_header *h, struct pm_data_evid *out);
 
 /* ---- writer ---- */
 
@@ -148,11 +172,12 @@ struct pm_data_writer;
 
 /*
  * Start a capture for @path: a temporary file in the same directory,
- * renamed over @path by pm_data_finish().  Writes the header, @attr and
- * @meta.  0 or -errno.
+ * renamed over @path by pm_data_finish().  Writes the header, the @nattr
+ * (1..PM_DATA_MAX_ATTRS) @attrs and @meta.  0 or -errno.
  */
 int pm_data_create(struct pm_data_writer **out, const char *path,
-		   const struct perf_event_attr *attr, const struct pm_data_meta *meta);
+		   const struct perf_event_attr *attrs, size_t nattr,
+		   const struct pm_data_meta *meta);
 /* Append one record (h->size bytes, a multiple of 8).  0 or -errno (sticky). */
 int pm_data_write(struct pm_data_writer *w, const struct perf_event_header *h);
 /*
@@ -169,6 +194,8 @@ int pm_data_write_map(struct pm_data_writer *w, uint32_t pid, uint64_t start, ui
 int pm_data_write_binary(struct pm_data_writer *w, const char *path, const char *build_id,
 			 unsigned flags);
 int pm_data_write_owner(struct pm_data_writer *w, uint64_t id, uint32_t tid);
+int pm_data_write_event(struct pm_data_writer *w, const struct pm_data_event *ev);
+int pm_data_write_evid(struct pm_data_writer *w, uint64_t id, uint32_t index);
 /* Bytes written so far. */
 uint64_t pm_data_bytes(const struct pm_data_writer *w);
 /*
@@ -199,6 +226,8 @@ void pm_data_close(struct pm_data *d); /* NULL is fine */
 
 /* The first attr (zero-filled past what the file holds); borrowed. */
 const struct perf_event_attr *pm_data_attr(const struct pm_data *d);
+/* Attr @i < pm_data_nattrs() (1..PM_DATA_MAX_ATTRS), likewise. */
+const struct perf_event_attr *pm_data_attr_at(const struct pm_data *d, size_t i);
 size_t pm_data_nattrs(const struct pm_data *d);
 const struct pm_data_meta *pm_data_meta(const struct pm_data *d);
 /* The trailer, or NULL when the capture is truncated. */

@@ -10,8 +10,10 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <elf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -840,6 +842,38 @@ static void sym_unknown(const char *bin, const char *sym, struct pm_go *go, char
 }
 
 /* @rest is "BINARY:SYMBOL" (after "uprobe:"). */
+/*
+ * Length of the stack-bound check that opens a Go function on amd64 (Go
+ * 1.17+, g in R14), 0 when the entry does not start with one:
+ *
+ *   [lea r12, [rsp-N]]  cmp rsp|r12, [r14+0x10]  jbe morestack
+ *
+ * A call that grows the stack runs this check twice (morestack re-enters
+ * the function from its entry), so a probe on the entry fires twice for
+ * one call; right after the jbe it fires once.  The frame is not set up
+ * there yet either (sp delta 0), so the unwinder sees the entry's stack.
+ */
+static size_t go_stack_check_len(const uint8_t *b)
+{
+	size_t i = 0;
+
+	if (!b)
+		return 0;
+	if (b[0] == 0x4c && b[1] == 0x8d && b[2] == 0x64 && b[3] == 0x24)
+		i = 5; /* lea r12, [rsp+disp8] */
+	else if (b[0] == 0x4c && b[1] == 0x8d && b[2] == 0xa4 && b[3] == 0x24)
+		i = 8; /* lea r12, [rsp+disp32] */
+	if (b[i + 1] != 0x3b || b[i + 2] != 0x66 || b[i + 3] != 0x10 ||
+	    b[i] != (i ? 0x4d : 0x49))
+		return 0; /* cmp rsp|r12, [r14+0x10] */
+	i += 4;
+	if (b[i] == 0x76)
+		return i + 2; /* jbe rel8 */
+	if (b[i] == 0x0f && b[i + 1] == 0x86)
+		return i + 6; /* jbe rel32 */
+	return 0;
+}
+
 static int parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *out, char *err,
 			size_t errlen)
 {
@@ -908,6 +942,8 @@ static int parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *
 		}
 		if (hit >= 0)
 			vaddr = pm_go_func_entry(go, hit);
+		if (vaddr && pm_elf_machine(e) == EM_X86_64)
+			vaddr += go_stack_check_len(pm_elf_vaddr_bytes(e, vaddr, 32));
 	} else {
 		go = NULL;
 	}
@@ -1183,8 +1219,13 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 			out->kind == PM_EVT_RAW ||
 			(out->kind == PM_EVT_PMU && out->type != PERF_TYPE_SOFTWARE &&
 			 out->type != PERF_TYPE_TRACEPOINT && out->type != PERF_TYPE_BREAKPOINT);
-	if (out->kind == PM_EVT_TRACEPOINT) {
-		/* the event fires in the kernel: excluding it would drop every sample */
+	if (out->kind == PM_EVT_TRACEPOINT ||
+	    (out->type == PERF_TYPE_SOFTWARE && (out->config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
+						 out->config == PERF_COUNT_SW_CPU_MIGRATIONS))) {
+		/*
+		 * the event fires in the kernel (the scheduler's regs are the
+		 * kernel's): excluding it would drop every sample
+		 */
 		out->default_period = 1;
 		out->exclude_user = md.k && !md.u;
 		out->exclude_kernel = md.u && !md.k;
@@ -1237,7 +1278,7 @@ void pm_evt_attr(const struct pm_evt_spec *spec, const struct pm_evt_sampling *s
 	attr->config = spec->config;
 	attr->config1 = spec->config1;
 	attr->config2 = spec->config2;
-	if (spec->kind == PM_EVT_UPROBE)
+	if (spec->kind == PM_EVT_UPROBE && !spec->probe[0])
 		attr->config1 = (uint64_t)(uintptr_t)spec->path; /* uprobe_path */
 	attr->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
@@ -1295,8 +1336,9 @@ void pm_evt_count_attr(const struct pm_evt_spec *spec, struct perf_event_attr *a
 	attr->size = sizeof(*attr);
 	attr->type = spec->type;
 	attr->config = spec->config;
-	attr->config1 = spec->kind == PM_EVT_UPROBE ? (uint64_t)(uintptr_t)spec->path
-						    : spec->config1;
+	attr->config1 = spec->kind == PM_EVT_UPROBE && !spec->probe[0]
+				? (uint64_t)(uintptr_t)spec->path
+				: spec->config1;
 	attr->config2 = spec->config2;
 	attr->disabled = 1;
 	attr->exclude_user = spec->exclude_user;
@@ -1491,4 +1533,161 @@ const char *pm_evt_strerror(int err, const struct pm_evt_spec *spec,
 		break;
 	}
 	return buf;
+}
+
+/* ---- several events ---- */
+
+int pm_evt_parse_list(const char *text, struct pm_evt_spec *out, size_t max, size_t *n,
+		      char *err, size_t errlen)
+{
+	const char *p = text ? text : "", *start = p;
+	int depth = 0;
+	bool terms = false;
+	size_t cnt = 0;
+
+	*n = 0;
+	for (;; p++) {
+		bool probe = !strncmp(start, "uprobe:", 7) || !strncmp(start, "uretprobe:", 10);
+		char one[8200];
+		size_t len;
+
+		if (*p == '[' || *p == '(')
+			depth++;
+		else if ((*p == ']' || *p == ')') && depth > 0)
+			depth--;
+		else if (*p == '/' && !probe)
+			terms = !terms; /* PMU/terms/ */
+		if (*p && (*p != ',' || depth || terms))
+			continue;
+		len = (size_t)(p - start);
+		if (!len) {
+			pm_seterr(err, errlen, "empty event name in '%s'", text ? text : "");
+			return -EINVAL;
+		}
+		if (cnt == max) {
+			pm_seterr(err, errlen, "too many events in '%.60s': at most %zu in one recording",
+				  text, max);
+			return -EINVAL;
+		}
+		if (len >= sizeof(one)) {
+			pm_seterr(err, errlen, "event name too long: '%.32s...'", start);
+			return -EINVAL;
+		}
+		memcpy(one, start, len);
+		one[len] = 0;
+		if (pm_evt_parse(one, &out[cnt], err, errlen) < 0)
+			return -EINVAL;
+		for (size_t i = 0; i < cnt; i++)
+			if (!strcmp(out[i].name, out[cnt].name)) {
+				pm_seterr(err, errlen, "event '%s' given twice in '%.60s'",
+					  out[cnt].name, text);
+				return -EINVAL;
+			}
+		cnt++;
+		if (!*p)
+			break;
+		start = p + 1;
+	}
+	*n = cnt;
+	return 0;
+}
+
+/* ---- uprobes through tracefs, inherited by new threads ---- */
+
+static int tracefs_write(const char *root, const char *line)
+{
+	char path[4200];
+	size_t len = strlen(line);
+	ssize_t w;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/uprobe_events", root);
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	w = write(fd, line, len);
+	if (w < 0 || (size_t)w != len) {
+		int e = w < 0 ? errno : EIO;
+		close(fd);
+		return -e;
+	}
+	return close(fd) < 0 ? -errno : 0;
+}
+
+/* Remove the probes of groups pmuprof_PID whose pmuprof is gone (killed). */
+static void uprobe_sweep(const char *root)
+{
+	char path[4200], *data, *line, *save = NULL;
+
+	snprintf(path, sizeof(path), "%s/uprobe_events", root);
+	if (pm_read_file(path, &data, 1 << 20) < 0)
+		return;
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char cmd[128], pidbuf[32];
+		int pid, ev;
+
+		/* "p:pmuprof_PID/pN /path:0x..." */
+		if (sscanf(line, "p:pmuprof_%d/p%d", &pid, &ev) != 2 || pid <= 0 || ev < 0)
+			continue;
+		snprintf(pidbuf, sizeof(pidbuf), "/proc/%d", pid);
+		if (pid == getpid() || access(pidbuf, F_OK) == 0)
+			continue;
+		snprintf(cmd, sizeof(cmd), "-:pmuprof_%d/p%d\n", pid, ev);
+		tracefs_write(root, cmd);
+	}
+	free(data);
+}
+
+int pm_evt_uprobe_define(struct pm_evt_spec *spec, unsigned idx, char *err, size_t errlen)
+{
+	const char *root;
+	char line[4400], path[4400];
+	uint64_t id;
+	int rc;
+
+	if (spec->kind != PM_EVT_UPROBE || spec->probe[0])
+		return 0;
+	root = pm_evt_tracefs();
+	if (!root) {
+		pm_seterr(err, errlen, "tracefs is not mounted (mount -t tracefs nodev "
+				       "/sys/kernel/tracing)");
+		return -ENOENT;
+	}
+	if (strpbrk(spec->path, " \t\n:")) {
+		pm_seterr(err, errlen, "its path has a blank or ':', which uprobe_events cannot take");
+		return -ENOENT;
+	}
+	uprobe_sweep(root);
+	snprintf(spec->probe, sizeof(spec->probe), "pmuprof_%d/p%u", (int)getpid(), idx);
+	snprintf(line, sizeof(line), "p:%s %s:0x%llx\n", spec->probe, spec->path,
+		 (unsigned long long)spec->config2);
+	rc = tracefs_write(root, line);
+	if (rc == 0) {
+		snprintf(path, sizeof(path), "%s/events/%s/id", root, spec->probe);
+		rc = read_u64_file(path, &id);
+		if (rc)
+			pm_evt_uprobe_undefine(spec);
+	}
+	if (rc) {
+		pm_seterr(err, errlen, "cannot define it in %s/uprobe_events: %s", root,
+			  strerror(-rc));
+		spec->probe[0] = 0;
+		return -ENOENT;
+	}
+	spec->type = PERF_TYPE_TRACEPOINT;
+	spec->config = id;
+	spec->config1 = spec->config2 = 0;
+	return 0;
+}
+
+void pm_evt_uprobe_undefine(struct pm_evt_spec *spec)
+{
+	const char *root = pm_evt_tracefs();
+	char line[128];
+
+	if (!spec->probe[0] || !root)
+		return;
+	snprintf(line, sizeof(line), "-:%s\n", spec->probe);
+	tracefs_write(root, line);
+	spec->probe[0] = 0;
 }

@@ -38,7 +38,16 @@ struct pm_evt_spec {
 	/* uprobe: absolute path of the binary (attr.config1 points at it) and the symbol */
 	char path[4096];
 	char symbol[256];
+	/*
+	 * uprobe defined in tracefs by pm_evt_uprobe_define() ("GROUP/EVENT"),
+	 * opened as that tracepoint so that new threads inherit it; "" = the
+	 * uprobe PMU, not inherited
+	 */
+	char probe[64];
 };
+
+/* At most this many events in one recording (-e a,b,c). */
+#define PM_EVT_MAX 8
 
 /*
  * Parse @text ("cycles", "cpu-clock:u", "instructions:pp", ...).  0, or
@@ -62,6 +71,28 @@ struct pm_evt_spec {
  * files and the uprobe binary.
  */
 int pm_evt_parse(const char *text, struct pm_evt_spec *out, char *err, size_t errlen);
+
+/*
+ * Several events, comma-separated as perf takes them ("cycles,page-faults",
+ * "cpu/event=0x3c,umask=0/,instructions"): commas inside a PMU's /terms/
+ * and inside brackets (Go generics in uprobe symbols) do not separate.
+ * Fills out[0..*n).  0, or -EINVAL with one line in @err (a bad event, an
+ * empty one, more than @max, the same event twice).
+ */
+int pm_evt_parse_list(const char *text, struct pm_evt_spec *out, size_t max, size_t *n,
+		      char *err, size_t errlen);
+
+/*
+ * A uprobe that threads created later inherit: define @spec's probe in
+ * tracefs (uprobe_events, group pmuprof_PID, event p@idx) and make @spec
+ * that tracepoint.  Probes left by a pmuprof that was killed are removed
+ * first.  0; -ENOENT when tracefs is not mounted or the probe cannot be
+ * defined there (@spec unchanged: the uprobe PMU, threads started later
+ * are not probed), with the reason in @err.  No-op for other events.
+ */
+int pm_evt_uprobe_define(struct pm_evt_spec *spec, unsigned idx, char *err, size_t errlen);
+/* Remove the probe pm_evt_uprobe_define() made, once its events are closed. */
+void pm_evt_uprobe_undefine(struct pm_evt_spec *spec);
 
 struct pm_evt_sampling {
 	uint64_t freq;        /* samples per second, or 0 */

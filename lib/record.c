@@ -104,8 +104,12 @@ struct aproc {
 struct session {
 	const struct pm_record_cfg *cfg;
 	struct pm_record_result *res;
-	struct pm_evt_spec spec;
-	struct perf_event_attr attr;
+	/* the events (-e a,b,...): spec and attr i; attr 0 gives the record layout */
+	struct pm_evt_spec spec[PM_EVT_MAX];
+	struct perf_event_attr attr[PM_EVT_MAX];
+	size_t nev;
+	struct idtab ev_of;      /* several events: event id -> its index */
+	int fail_ev;             /* the event whose open failed */
 	struct pm_rec_layout layout;
 	int *fds;
 	size_t nfds, capfds;
@@ -160,6 +164,7 @@ struct bin_info {
 
 static void set_err(struct pm_record_result *res, enum pm_record_err err, const char *fmt, ...)
 	PM_PRINTF(3, 4);
+static int open_thread(struct session *s, pid_t tid);
 
 static void idtab_put(struct idtab *t, uint64_t key, int32_t val);
 
@@ -479,15 +484,20 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 	struct pm_unw_input in;
 	unsigned status;
 	size_t n, i, nchain = 0, nk = 0;
-	int64_t values[2];
+	int64_t values[2 * PM_EVT_MAX];
+	int32_t ev = 0;
 	pid_t pid = (pid_t)smp->pid;
 	bool user = false, kctx = false;
 
 	if (!accept_record(s, smp->id, smp->tid))
 		return;
 	s->res->samples++;
-	values[0] = 1;
-	values[1] = (int64_t)smp->period;
+	if (s->nev > 1 && (!idtab_get(&s->ev_of, smp->id, &ev) || ev < 0 || (size_t)ev >= s->nev))
+		ev = 0;
+	/* per event: its samples and their value (build_profile() splits them) */
+	memset(values, 0, 2 * s->nev * sizeof(values[0]));
+	values[2 * ev] = 1;
+	values[2 * ev + 1] = (int64_t)smp->period;
 	memset(&in, 0, sizeof(in));
 	if (smp->abi != 0 && s->ip_idx >= 0 && s->sp_idx >= 0 && s->bp_idx >= 0) {
 		in.ip = smp->regs[s->ip_idx];
@@ -496,7 +506,7 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 		in.stack = smp->stack;
 		in.stack_len = smp->dyn_size;
 		/* frames: every register, for DWARF CFI */
-		pm_unw_set_perf_regs(&in, s->attr.sample_regs_user, smp->regs, smp->nregs);
+		pm_unw_set_perf_regs(&in, s->attr[0].sample_regs_user, smp->regs, smp->nregs);
 		s->unw_pid = pid;
 		/* replay: the process is gone, as when it exits while recording */
 		in.read_mem = s->replay ? NULL : pm_unw_read_pid;
@@ -867,20 +877,36 @@ static void capture_begin(struct session *s)
 	memset(&meta, 0, sizeof(meta));
 	meta.flags = (s->attach ? PM_DATA_ATTACH : 0) | (s->cfg->kernel ? PM_DATA_KERNEL : 0);
 	meta.t0_wall_ns = pm_wall_ns();
-	meta.type = s->spec.type;
-	meta.config = s->spec.config;
+	meta.type = s->spec[0].type;
+	meta.config = s->spec[0].config;
 	meta.stack_size = s->cfg->stack_size;
 	meta.threads = s->res->threads;
 	meta.events = s->res->events;
 	meta.attach_us = (uint64_t)(s->res->attach_ms * 1000.0);
-	snprintf(meta.name, sizeof(meta.name), "%s", s->spec.name);
-	snprintf(meta.value_type, sizeof(meta.value_type), "%s", s->spec.value_type);
-	snprintf(meta.value_unit, sizeof(meta.value_unit), "%s", s->spec.value_unit);
-	rc = pm_data_create(&s->cap, s->cfg->raw, &s->attr, &meta);
+	snprintf(meta.name, sizeof(meta.name), "%s", s->spec[0].name);
+	snprintf(meta.value_type, sizeof(meta.value_type), "%s", s->spec[0].value_type);
+	snprintf(meta.value_unit, sizeof(meta.value_unit), "%s", s->spec[0].value_unit);
+	rc = pm_data_create(&s->cap, s->cfg->raw, s->attr, s->nev, &meta);
 	if (rc) {
 		s->cap_err = rc;
 		return;
 	}
+	for (i = 1; i < s->nev; i++) { /* several events: the others, and whose id is whose */
+		struct pm_data_event ev;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.index = (uint32_t)i;
+		ev.type = s->spec[i].type;
+		ev.config = s->spec[i].config;
+		snprintf(ev.name, sizeof(ev.name), "%s", s->spec[i].name);
+		snprintf(ev.value_type, sizeof(ev.value_type), "%s", s->spec[i].value_type);
+		snprintf(ev.value_unit, sizeof(ev.value_unit), "%s", s->spec[i].value_unit);
+		cap_check(s, pm_data_write_event(s->cap, &ev));
+	}
+	for (i = 0; i < s->ev_of.size; i++)
+		if (s->ev_of.keys[i])
+			cap_check(s, pm_data_write_evid(s->cap, s->ev_of.keys[i],
+							(uint32_t)s->ev_of.vals[i]));
 	for (i = 0; i < s->id_owner.size; i++)
 		if (s->id_owner.keys[i])
 			cap_check(s, pm_data_write_owner(s->cap, s->id_owner.keys[i],
@@ -889,10 +915,10 @@ static void capture_begin(struct session *s)
 
 static void set_layout(struct session *s)
 {
-	pm_rec_layout_from_attr(&s->layout, &s->attr);
-	s->ip_idx = pm_rec_reg_index(s->attr.sample_regs_user, PERF_REG_X86_IP);
-	s->sp_idx = pm_rec_reg_index(s->attr.sample_regs_user, PERF_REG_X86_SP);
-	s->bp_idx = pm_rec_reg_index(s->attr.sample_regs_user, PERF_REG_X86_BP);
+	pm_rec_layout_from_attr(&s->layout, &s->attr[0]);
+	s->ip_idx = pm_rec_reg_index(s->attr[0].sample_regs_user, PERF_REG_X86_IP);
+	s->sp_idx = pm_rec_reg_index(s->attr[0].sample_regs_user, PERF_REG_X86_SP);
+	s->bp_idx = pm_rec_reg_index(s->attr[0].sample_regs_user, PERF_REG_X86_BP);
 	if (!s->replay && s->cfg->raw && !s->cap && !s->cap_err)
 		capture_begin(s);
 }
@@ -910,74 +936,114 @@ static void sampling_of(const struct pm_record_cfg *cfg, struct pm_evt_sampling 
 	smp->tracking = true;
 }
 
-static int open_events(struct session *s, pid_t pid)
+static bool inherits(const struct pm_evt_spec *spec)
 {
-	const struct pm_record_cfg *cfg = s->cfg;
+	/* events: a uprobe through the PMU is not inherited (pm_evt_parse), one in tracefs is */
+	return spec->kind != PM_EVT_UPROBE || spec->probe[0];
+}
+
+/* The CPUs, the rings' size and every event's attr. */
+static void setup_events(struct session *s, bool enable_on_exec)
+{
 	struct pm_evt_sampling smp;
-	int *cpus, ncpu, i, err = 0;
-	unsigned pages = ring_pages(cfg->stack_size);
-	char buf[512];
+	size_t e;
 
-	memset(&smp, 0, sizeof(smp));
-	smp.freq = cfg->period ? 0 : (cfg->freq ? cfg->freq : PM_RECORD_DEFAULT_FREQ);
-	smp.period = cfg->period;
-	smp.rate_default = !cfg->freq && !cfg->period; /* events: tracepoints/uprobes default to -c 1 */
-	smp.stack_size = cfg->stack_size;
-	smp.regs_mask = PM_UNW_PERF_REGS_MASK; /* frames: all of them, for DWARF CFI */
-	smp.callchain = true;
-	smp.kernel_callchain = cfg->kernel;
-	smp.tracking = true;
-	smp.enable_on_exec = true;
-	smp.inherit = s->spec.kind != PM_EVT_UPROBE; /* events: see pm_evt_parse */
+	s->ncpu = online_cpus(&s->cpus);
+	s->rings = xcalloc((size_t)s->ncpu, sizeof(*s->rings));
+	s->nrings = (size_t)s->ncpu;
+	s->pages = ring_pages(s->cfg->stack_size);
+	sampling_of(s->cfg, &smp);
+	smp.enable_on_exec = enable_on_exec;
+	for (e = 0; e < s->nev; e++) {
+		if (s->cfg->kernel) /* frames: kernel stacks need the kernel's time counted */
+			s->spec[e].exclude_kernel = false;
+		smp.inherit = inherits(&s->spec[e]);
+		pm_evt_attr(&s->spec[e], &smp, &s->attr[e]);
+		s->attr[e].watermark = 1;
+		s->attr[e].wakeup_watermark = wakeup_bytes(s->cfg, s->pages);
+	}
+}
 
-	ncpu = online_cpus(&cpus);
-	s->fds = xcalloc((size_t)ncpu, sizeof(int));
-	s->capfds = (size_t)ncpu;
-	s->rings = xcalloc((size_t)ncpu, sizeof(*s->rings));
-	for (;;) {
-		if (cfg->kernel) /* frames: kernel stacks need the kernel's time counted */
-			s->spec.exclude_kernel = false;
-		pm_evt_attr(&s->spec, &smp, &s->attr);
-		s->attr.watermark = 1;
-		s->attr.wakeup_watermark = wakeup_bytes(cfg, pages);
-		for (i = 0; i < ncpu; i++) {
-			int fd = pm_evt_open(&s->attr, pid, cpus[i], -1);
-			if (fd < 0) {
-				err = fd;
+/*
+ * A hardware event this CPU lacks falls back to cpu-clock with one warning
+ * line, as perf does, or is an error under --strict; a precise level the
+ * PMU lacks is lowered, with a warning.  Probed with a counter on pmuprof
+ * itself, before anything opens on the target.  0 or -1 (s->res set).
+ */
+static int resolve_hardware(struct session *s)
+{
+	char buf[512], gone[256] = "";
+	size_t e, k, ngone = 0;
+	bool clock = false;
+
+	for (e = 0; e < s->nev; e++)
+		clock = clock || !strcmp(s->spec[e].name, "cpu-clock");
+	for (e = 0; e < s->nev; e++) {
+		struct pm_evt_spec *sp = &s->spec[e];
+		struct perf_event_attr a;
+		unsigned want = sp->precise;
+		int fd;
+
+		if (!sp->hardware)
+			continue;
+		pm_evt_count_attr(sp, &a);
+		for (;;) {
+			a.precise_ip = sp->precise & 3;
+			fd = pm_evt_open(&a, 0, -1, -1);
+			if (fd >= 0 || !sp->precise || s->cfg->strict)
 				break;
-			}
-			s->fds[s->nfds++] = fd;
+			sp->precise--;
 		}
-		if (!err)
-			break;
-		while (s->nfds)
-			close(s->fds[--s->nfds]);
-		if (s->spec.hardware && pm_evt_err_unsupported(err) && !cfg->strict) {
-			char e[256];
-			pm_warn("%s is not supported here (no hardware PMU); falling back to cpu-clock",
-				s->spec.name);
-			if (pm_evt_parse("cpu-clock", &s->spec, e, sizeof(e)) < 0)
-				break;
-			err = 0;
+		if (fd >= 0) {
+			close(fd);
+			if (sp->precise != want)
+				pm_warn("%s: precise level %u is not supported here; using %u", sp->name,
+					want, sp->precise);
 			continue;
 		}
-		set_err(s->res, err == -EINVAL && smp.freq ? PM_REC_USAGE : PM_REC_ERR, "%s",
-			pm_evt_strerror(err, &s->spec, &s->attr, buf, sizeof(buf)));
-		free(cpus);
-		return err;
-	}
-	free(cpus);
-	for (i = 0; i < (int)s->nfds; i++) {
-		err = pm_ring_open(&s->rings[i], s->fds[i], pages);
-		if (!err)
-			s->nrings = (size_t)i + 1;
-		if (err) {
-			set_err(s->res, PM_REC_ERR,
-				"cannot map the perf ring buffer (%u KiB): %s; raise ulimit -l or "
-				"kernel.perf_event_mlock_kb",
-				pages * 4, strerror(-err));
-			return err;
+		sp->precise = want;
+		if (!pm_evt_err_unsupported(fd))
+			continue; /* the open on the target says why */
+		if (s->cfg->strict) {
+			set_err(s->res, PM_REC_ERR, "%s", pm_evt_strerror(fd, sp, &a, buf, sizeof(buf)));
+			return -1;
 		}
+		k = strlen(gone);
+		snprintf(gone + k, sizeof(gone) - k, "%s%s", k ? ", " : "", sp->name);
+		ngone++;
+		if (clock) { /* cpu-clock is there already: this one goes */
+			memmove(sp, sp + 1, (s->nev - e - 1) * sizeof(*sp));
+			s->nev--;
+			e--;
+			continue;
+		}
+		if (pm_evt_parse("cpu-clock", sp, buf, sizeof(buf)) < 0)
+			return -1;
+		clock = true;
+	}
+	if (ngone)
+		pm_warn("%s %s not supported here (no hardware PMU); falling back to cpu-clock", gone,
+			ngone > 1 ? "are" : "is");
+	return 0;
+}
+
+/* Launch: every event on every CPU for @pid and, inherited, its threads. */
+static int open_events(struct session *s, pid_t pid)
+{
+	char buf[512];
+	int err;
+
+	setup_events(s, true);
+	err = open_thread(s, pid);
+	s->res->threads = 0; /* attach only */
+	if (err) {
+		if (!s->err_set)
+			set_err(s->res,
+				err == -EINVAL && s->attr[s->fail_ev].freq ? PM_REC_USAGE : PM_REC_ERR,
+				"%s",
+				pm_evt_strerror(err, &s->spec[s->fail_ev], &s->attr[s->fail_ev], buf,
+						sizeof(buf)));
+		return err;
 	}
 	set_layout(s);
 	return 0;
@@ -990,8 +1056,37 @@ static void add_fd(struct session *s, int fd)
 }
 
 /*
- * Open one event per CPU on thread @tid, disabled.  The first event on a
- * CPU owns that CPU's ring; later ones write into it.  On failure the
+ * The ring of CPU index @c for the new event @fd: the first event on a CPU
+ * owns that CPU's ring, later ones write into it.  0 or -errno, the
+ * message in s->res (s->err_set).
+ */
+static int ring_for(struct session *s, int c, int fd)
+{
+	int err;
+
+	if (!s->rings[c]) {
+		err = pm_ring_open(&s->rings[c], fd, s->pages);
+		if (err) {
+			set_err(s->res, PM_REC_ERR,
+				"cannot map the perf ring buffer (%u KiB): %s; raise ulimit -l "
+				"or kernel.perf_event_mlock_kb",
+				s->pages * 4, strerror(-err));
+			s->err_set = true;
+		}
+		return err;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pm_ring_fd(s->rings[c])) < 0) {
+		err = -errno;
+		set_err(s->res, PM_REC_ERR, "cannot share the ring buffer of CPU %d: %s",
+			s->cpus[c], strerror(errno));
+		s->err_set = true;
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * Open each event on each CPU on thread @tid, disabled (ring_for()).  On failure the
  * events of this thread are closed again; -errno (-ESRCH: the thread is
  * gone).  s->err_set when the message is already in s->res.
  */
@@ -1000,34 +1095,22 @@ static int open_thread(struct session *s, pid_t tid)
 	size_t first = s->nfds;
 	int i, err = 0;
 
-	for (i = 0; i < s->ncpu; i++) {
+	for (i = 0; i < s->ncpu * (int)s->nev && !err; i++) {
 		uint64_t id = 0;
-		int fd = pm_evt_open(&s->attr, tid, s->cpus[i], -1);
+		int e = i % (int)s->nev, fd = pm_evt_open(&s->attr[e], tid, s->cpus[i / (int)s->nev], -1);
 
 		if (fd < 0) {
 			err = fd;
+			s->fail_ev = e;
 			break;
 		}
 		add_fd(s, fd);
-		if (!s->rings[i]) {
-			err = pm_ring_open(&s->rings[i], fd, s->pages);
-			if (err) {
-				set_err(s->res, PM_REC_ERR,
-					"cannot map the perf ring buffer (%u KiB): %s; raise ulimit -l "
-					"or kernel.perf_event_mlock_kb",
-					s->pages * 4, strerror(-err));
-				s->err_set = true;
-				break;
-			}
-		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pm_ring_fd(s->rings[i])) < 0) {
-			err = -errno;
-			set_err(s->res, PM_REC_ERR, "cannot share the ring buffer of CPU %d: %s",
-				s->cpus[i], strerror(errno));
-			s->err_set = true;
-			break;
-		}
-		if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0)
+		err = ring_for(s, i / (int)s->nev, fd);
+		if (!err && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) {
 			idtab_put(&s->id_owner, id, (int32_t)tid);
+			if (s->nev > 1)
+				idtab_put(&s->ev_of, id, e);
+		}
 	}
 	if (err) {
 		/* a ring stays with its first fd: keep those fds open */
@@ -1062,7 +1145,7 @@ static void attach_err(struct session *s, const struct aproc *p, pid_t tid, int 
 
 	if (s->err_set)
 		return;
-	pm_evt_strerror(err, &s->spec, &s->attr, buf, sizeof(buf));
+	pm_evt_strerror(err, &s->spec[s->fail_ev], &s->attr[s->fail_ev], buf, sizeof(buf));
 	if (tid != p->pid)
 		set_err(s->res, PM_REC_ERR, "cannot attach to thread %d of PID %d (%s): %s",
 			(int)tid, (int)p->pid, p->comm, buf);
@@ -1072,38 +1155,13 @@ static void attach_err(struct session *s, const struct aproc *p, pid_t tid, int 
 	s->err_set = true;
 }
 
-/*
- * Open on one thread, falling back from a hardware event to cpu-clock on
- * the very first open.  0, 1 when the thread is gone, -errno.
- */
+/* Open on one thread.  0, 1 when the thread is gone, -errno. */
 static int attach_thread(struct session *s, struct aproc *p, pid_t tid)
 {
-	int rc;
+	int rc = open_thread(s, tid);
 
-	for (;;) {
-		rc = open_thread(s, tid);
-		if (rc == -ESRCH)
-			return 1;
-		if (rc && !s->err_set && s->res->threads == 0 && s->spec.hardware &&
-		    pm_evt_err_unsupported(rc) && !s->cfg->strict) {
-			char e[256];
-			struct pm_evt_sampling smp;
-
-			pm_warn("%s is not supported here (no hardware PMU); falling back to cpu-clock",
-				s->spec.name);
-			if (pm_evt_parse("cpu-clock", &s->spec, e, sizeof(e)) < 0)
-				break;
-			if (s->cfg->kernel)
-				s->spec.exclude_kernel = false;
-			sampling_of(s->cfg, &smp);
-			smp.inherit = s->attr.inherit;
-			pm_evt_attr(&s->spec, &smp, &s->attr);
-			s->attr.watermark = 1;
-			s->attr.wakeup_watermark = wakeup_bytes(s->cfg, s->pages);
-			continue;
-		}
-		break;
-	}
+	if (rc == -ESRCH)
+		return 1;
 	if (rc) {
 		attach_err(s, p, tid, rc);
 		return rc;
@@ -1131,11 +1189,10 @@ static double env_seconds(const char *name)
  */
 static int attach_all(struct session *s)
 {
-	struct pm_evt_sampling smp;
 	struct rlimit rl;
 	uint64_t t0;
 	double delay;
-	size_t i, k;
+	size_t i, k, e;
 	int rc;
 
 	/* one fd per thread and CPU: take what the hard limit allows */
@@ -1143,18 +1200,7 @@ static int attach_all(struct session *s)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	s->ncpu = online_cpus(&s->cpus);
-	s->rings = xcalloc((size_t)s->ncpu, sizeof(*s->rings));
-	s->nrings = (size_t)s->ncpu;
-	s->pages = ring_pages(s->cfg->stack_size);
-	sampling_of(s->cfg, &smp);
-	/* -t is one thread only; a process is followed into its new threads */
-	smp.inherit = s->spec.kind != PM_EVT_UPROBE; /* events: see pm_evt_parse */
-	if (s->cfg->kernel) /* as open_events() */
-		s->spec.exclude_kernel = false;
-	pm_evt_attr(&s->spec, &smp, &s->attr);
-	s->attr.watermark = 1;
-	s->attr.wakeup_watermark = wakeup_bytes(s->cfg, s->pages);
+	setup_events(s, false);
 
 	/* test hook: widen the window between the checks and the attach */
 	delay = env_seconds("PMUPROF_TEST_ATTACH_DELAY");
@@ -1167,16 +1213,18 @@ static int attach_all(struct session *s)
 		int pass;
 
 		if (p->tids) {
+			/* -t is one thread only: per thread without inherit */
+			for (e = 0; e < s->nev; e++)
+				s->attr[e].inherit = 0;
 			for (k = 0; k < p->ntids; k++) {
-				/* per thread without inherit: only this thread */
-				s->attr.inherit = 0;
 				rc = attach_thread(s, p, p->tids[k]);
 				if (rc < 0)
 					return -1;
 			}
-			s->attr.inherit = smp.inherit;
+			for (e = 0; e < s->nev; e++)
+				s->attr[e].inherit = inherits(&s->spec[e]);
 		} else {
-			s->attr.inherit = smp.inherit;
+			/* a process is followed into its new threads */
 			for (pass = 0; pass < 1000; pass++) {
 				pid_t *tids;
 				long n = pm_target_threads(p->pid, &tids);
@@ -1461,30 +1509,39 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 	uint64_t *locs = xmalloc(PM_ARRAY_SIZE(s->ids) * sizeof(*locs));
 	struct pm_frame fr[MAX_FRAMES_SYM];
 	struct pm_prof_line lines[MAX_FRAMES_SYM];
-	bool cpu = strcmp(s->spec.value_unit, "nanoseconds") == 0;
+	bool cpu = strcmp(s->spec[0].value_unit, "nanoseconds") == 0;
 	struct kstate ks = { NULL, 0, false };
 	char *c;
+	size_t e;
 
+	/* one value per event: named as Go names it alone, after the event with others */
 	pm_prof_add_sample_type(p, "samples", "count");
-	pm_prof_add_sample_type(p, s->spec.value_type, s->spec.value_unit);
+	for (e = 0; e < s->nev; e++)
+		pm_prof_add_sample_type(p, s->nev > 1 ? s->spec[e].name : s->spec[e].value_type,
+					s->spec[e].value_unit);
 	pm_prof_set_default_type(p, 1);
-	if (s->attr.freq) {
-		int64_t per = cpu ? (int64_t)(1000000000ULL / s->attr.sample_freq) : 1;
-		pm_prof_set_period(p, s->spec.value_type, s->spec.value_unit, per);
+	if (s->attr[0].freq) {
+		int64_t per = cpu ? (int64_t)(1000000000ULL / s->attr[0].sample_freq) : 1;
+		pm_prof_set_period(p, pm_prof_sample_type(p, 1)->type, s->spec[0].value_unit, per);
 	} else {
-		pm_prof_set_period(p, s->spec.value_type, s->spec.value_unit,
-				   (int64_t)s->attr.sample_period);
+		pm_prof_set_period(p, pm_prof_sample_type(p, 1)->type, s->spec[0].value_unit,
+				   (int64_t)s->attr[0].sample_period);
 	}
 	pm_prof_set_time(p, (int64_t)t0_wall, (int64_t)dur);
-	if (s->attr.freq)
-		c = xasprintf("pmuprof record: event %s, %" PRIu64 " Hz, stack copy %u bytes",
-			      s->spec.name, (uint64_t)s->attr.sample_freq, s->attr.sample_stack_user);
-	else
-		c = xasprintf("pmuprof record: event %s, period %" PRIu64 ", stack copy %u bytes",
-			      s->spec.name, (uint64_t)s->attr.sample_period,
-			      s->attr.sample_stack_user);
-	pm_prof_add_comment(p, c);
-	free(c);
+	for (e = 0; e < s->nev; e++) {
+		const struct perf_event_attr *a = &s->attr[e];
+
+		if (a->freq)
+			c = xasprintf("pmuprof record: event %s, %" PRIu64 " Hz, stack copy %u bytes",
+				      s->spec[e].name, (uint64_t)a->sample_freq, a->sample_stack_user);
+		else
+			c = xasprintf("pmuprof record: event %s, period %" PRIu64
+				      ", stack copy %u bytes",
+				      s->spec[e].name, (uint64_t)a->sample_period,
+				      a->sample_stack_user);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
 	c = xasprintf("lost %" PRIu64 " samples", s->res->lost);
 	pm_prof_add_comment(p, c);
 	free(c);
@@ -1571,9 +1628,10 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 		size_t n, k;
 		const int64_t *v;
 		const uint32_t *ids = pm_stacks_at(s->stacks, i, &n, &v);
-		struct pm_prof_label lab[2 + PM_GOR_MAX_LABELS + 1];
+		struct pm_prof_label lab[2 + PM_GOR_MAX_LABELS + 2];
 		size_t nlab = 2;
 		uint32_t pid, tid;
+		int64_t val[1 + PM_EVT_MAX];
 
 		pm_stacks_tags(s->stacks, i, &pid, &tid);
 		memset(lab, 0, sizeof(lab));
@@ -1583,10 +1641,20 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 		lab[1].num = tid;
 		if (s->gor) /* goroutines: the labels of the root tag frame */
 			nlab += pm_gor_labels(s->gor, s->stacks, ids, &n, lab + 2,
-					      PM_ARRAY_SIZE(lab) - 2);
+					      PM_ARRAY_SIZE(lab) - 3);
 		for (k = 0; k < n; k++)
 			locs[k] = loc_of[ids[k]];
-		pm_prof_add(p, locs, n, v, lab, nlab);
+		/* one sample per event, with an "event" label when there are several */
+		for (e = 0; e < s->nev; e++) {
+			if (!v[2 * e])
+				continue;
+			memset(val, 0, sizeof(val));
+			val[0] = v[2 * e];
+			val[1 + e] = v[2 * e + 1];
+			lab[nlab].key = "event";
+			lab[nlab].str = s->spec[e].name;
+			pm_prof_add(p, locs, n, val, lab, nlab + (s->nev > 1));
+		}
 	}
 	free(locs);
 	free(loc_of);
@@ -1606,6 +1674,7 @@ static void release_processing(struct session *s)
 
 	idtab_free(&s->id_owner);
 	idtab_free(&s->chosen);
+	idtab_free(&s->ev_of);
 	for (i = 0; i < s->nunws; i++)
 		pm_unw_free(s->unws[i].u);
 	free(s->unws);
@@ -1660,6 +1729,28 @@ static int replay_own(struct session *s, const struct perf_event_header *h)
 		idtab_put(&s->id_owner, ow.id, (int32_t)ow.tid);
 		idtab_put(&s->chosen, ow.tid, (int32_t)ow.tid);
 		return 0;
+	case PM_DATA_REC_EVENT: {
+		struct pm_data_event ev;
+		struct pm_evt_spec *sp;
+
+		if (pm_data_decode_event(h, &ev) || ev.index >= s->nev)
+			return -EINVAL;
+		sp = &s->spec[ev.index];
+		sp->type = ev.type;
+		sp->config = ev.config;
+		snprintf(sp->name, sizeof(sp->name), "%s", ev.name);
+		snprintf(sp->value_type, sizeof(sp->value_type), "%s", ev.value_type);
+		snprintf(sp->value_unit, sizeof(sp->value_unit), "%s", ev.value_unit);
+		return 0;
+	}
+	case PM_DATA_REC_EVID: {
+		struct pm_data_evid ei;
+
+		if (pm_data_decode_evid(h, &ei) || ei.index >= s->nev)
+			return -EINVAL;
+		idtab_put(&s->ev_of, ei.id, (int32_t)ei.index);
+		return 0;
+	}
 	default:
 		return 0; /* a later version's record: skip */
 	}
@@ -1680,6 +1771,7 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 	struct pm_stack_frame cut = { PM_STACKS_NO_MAP, false, 0, 0 };
 	char err[256];
 	uint64_t t0 = pm_now_ns();
+	size_t i;
 	int rc;
 
 	*out = NULL;
@@ -1695,23 +1787,26 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 		return res->err;
 	}
 	meta = pm_data_meta(d);
-	s.attr = *pm_data_attr(d);
-	snprintf(s.spec.name, sizeof(s.spec.name), "%s", meta->name);
-	snprintf(s.spec.value_type, sizeof(s.spec.value_type), "%s", meta->value_type);
-	snprintf(s.spec.value_unit, sizeof(s.spec.value_unit), "%s", meta->value_unit);
-	s.spec.type = meta->type;
-	s.spec.config = meta->config;
-	if (!s.spec.value_type[0] || !s.spec.value_unit[0] || (!s.attr.freq && !s.attr.sample_period) ||
-	    (s.attr.freq && !s.attr.sample_freq)) {
-		set_err(res, PM_REC_ERR, "corrupt capture: no event or sampling rate");
-		goto out;
+	s.nev = pm_data_nattrs(d) < PM_EVT_MAX ? pm_data_nattrs(d) : PM_EVT_MAX;
+	for (i = 0; i < s.nev; i++) {
+		s.attr[i] = *pm_data_attr_at(d, i);
+		if ((!s.attr[i].freq && !s.attr[i].sample_period) ||
+		    (s.attr[i].freq && !s.attr[i].sample_freq)) {
+			set_err(res, PM_REC_ERR, "corrupt capture: no sampling rate for event %zu", i);
+			goto out;
+		}
 	}
+	snprintf(s.spec[0].name, sizeof(s.spec[0].name), "%s", meta->name);
+	snprintf(s.spec[0].value_type, sizeof(s.spec[0].value_type), "%s", meta->value_type);
+	snprintf(s.spec[0].value_unit, sizeof(s.spec[0].value_unit), "%s", meta->value_unit);
+	s.spec[0].type = meta->type;
+	s.spec[0].config = meta->config;
 	s.attach = meta->flags & PM_DATA_ATTACH;
 	res->threads = meta->threads;
 	res->events = meta->events;
 	res->attach_ms = (double)meta->attach_us / 1000.0;
 	s.maps = pm_maps_new();
-	s.stacks = pm_stacks_new(2);
+	s.stacks = pm_stacks_new(2 * s.nev);
 	s.cut_frame = pm_stacks_frame(s.stacks, &cut);
 	setup_limits(&s);
 	set_layout(&s);
@@ -1737,6 +1832,11 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 		set_err(res, PM_REC_ERR, "%s", err);
 		goto out;
 	}
+	for (i = 0; i < s.nev; i++)
+		if (!s.spec[i].value_type[0] || !s.spec[i].value_unit[0] || !s.spec[i].name[0]) {
+			set_err(res, PM_REC_ERR, "corrupt capture: no description of event %zu", i);
+			goto out;
+		}
 	tr = pm_data_trailer(d);
 	if (pm_data_truncated(d) || !tr)
 		pm_warn("'%s' is truncated: processed the %" PRIu64 " samples it holds", path,
@@ -1771,7 +1871,8 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	s.res = res;
 	s.attach = !cfg->argv;
 
-	if (pm_evt_parse(cfg->event ? cfg->event : "cycles", &s.spec, err, sizeof(err)) < 0) {
+	if (pm_evt_parse_list(cfg->event ? cfg->event : "cycles", s.spec, PM_EVT_MAX, &s.nev, err,
+			      sizeof(err)) < 0) {
 		set_err(res, PM_REC_USAGE, "%s", err);
 		return res->err;
 	}
@@ -1802,8 +1903,15 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 			rc == -EINVAL ? "a capture needs a file" : strerror(-rc));
 		goto out;
 	}
+	if (resolve_hardware(&s))
+		goto out;
+	for (i = 0; i < s.nev; i++)
+		if (s.spec[i].kind == PM_EVT_UPROBE &&
+		    pm_evt_uprobe_define(&s.spec[i], (unsigned)i, err, sizeof(err)) < 0)
+			pm_warn("%s: %s: threads started after the recording starts are not probed",
+				s.spec[i].name, err);
 	s.maps = pm_maps_new();
-	s.stacks = pm_stacks_new(2);
+	s.stacks = pm_stacks_new(2 * s.nev);
 	s.cut_frame = pm_stacks_frame(s.stacks, &cut);
 	setup_limits(&s);
 	{ /* goroutines: ids and labels always, creator frames with --creators */
@@ -1995,6 +2103,8 @@ out:
 		pm_ring_free(s.rings[i]);
 	for (i = 0; i < s.nfds; i++)
 		close(s.fds[i]);
+	for (i = 0; i < s.nev; i++) /* events: once nothing uses them */
+		pm_evt_uprobe_undefine(&s.spec[i]);
 	free(s.rings);
 	free(s.fds);
 	free(s.cpus);

@@ -389,6 +389,8 @@ int pm_report_text(const struct pm_profile *p, FILE *f, const struct pm_report_o
 		int64_t v = vi >= 0 ? s->values[vi] : 0, c = ci >= 0 ? s->values[ci] : 0;
 		bool leaf = true;
 
+		if (vi >= 0 && !v)
+			continue; /* another event's sample (record -e a,b) */
 		total = add_sat(total, v);
 		nsamp = add_sat(nsamp, have_count ? c : 1);
 		for (j = 0; j < s->nlocs; j++) {
@@ -616,7 +618,7 @@ int pm_report_folded(const struct pm_profile *p, FILE *f, const struct pm_report
 {
 	struct out o = { f, 0 };
 	size_t nl = pm_prof_nlocs(p), ns = pm_prof_nsamples(p), i, j;
-	long ci = pick_value(p, opts, true);
+	long ci = pick_value(p, opts, true), vi = pick_value(p, opts, false);
 	char **frag;
 	struct fold fd = { 0 };
 	struct sbuf b = { 0 };
@@ -630,8 +632,8 @@ int pm_report_folded(const struct pm_profile *p, FILE *f, const struct pm_report
 		const struct pm_prof_sample *s = pm_prof_sample_at(p, i);
 		int64_t v = s->values[ci];
 
-		if (!v)
-			continue;
+		if (!v || (vi >= 0 && !s->values[vi]))
+			continue; /* none, or another event's sample (record -e a,b) */
 		b.len = 0;
 		for (j = s->nlocs; j-- > 0;) {
 			const struct pm_prof_loc *l = pm_prof_loc_by_id(p, s->loc_ids[j]);

@@ -1,8 +1,10 @@
 #!/bin/sh
-# Events of issue 5 on real kernel objects: page-faults -c 1, a tracepoint
-# (sched:sched_switch; tracefs mounted here if needed, unmounted after),
-# a uprobe on a Go method (every call sampled), uretprobe refused, and the
-# hardware path (fallback, --strict) or its skip with the reason.
+# Events of issue 5 on real kernel objects: page-faults -c 1,
+# context-switches -c 1, both at once (-e a,b: one sample type each, report
+# --event), a tracepoint (sched:sched_switch; tracefs mounted here if needed,
+# unmounted after), a uprobe on a Go method (every call sampled exactly
+# once, on threads started later too), uretprobe refused, and the hardware
+# path (fallback, --strict) or its skip with the reason.
 . "$(dirname "$0")/lib.sh"
 need_perf
 need_cmd fixture "$GO"
@@ -17,7 +19,10 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
+	"unsafe"
 )
 
 type Cache struct{ m map[int]int }
@@ -73,6 +78,33 @@ func main() {
 			}
 		}
 		fmt.Printf("calls %d\n", calls)
+	case "tcalls":
+		// the calls on 4 threads the runtime starts after exec
+		c := &Cache{m: map[int]int{1: 2}}
+		var wg sync.WaitGroup
+		var calls int64
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				runtime.LockOSThread()
+				defer wg.Done()
+				s := 0
+				for i := 0; i < n/4; i++ {
+					s += c.Get(i & 1)
+					atomic.AddInt64(&calls, 1)
+					if i%10 == 9 {
+						pace()
+					}
+				}
+				atomic.AddInt64((*int64)(unsafe.Pointer(&sink)), int64(s))
+			}()
+		}
+		wg.Wait()
+		fmt.Printf("calls %d\n", calls)
+	case "both":
+		touch(n)
+		sleeper(50)
+		fmt.Printf("pages %d sleeps 50\n", n)
 	case "sleep":
 		sleeper(n)
 		fmt.Printf("sleeps %d\n", n)
@@ -99,6 +131,57 @@ else
 	fail page-faults "$n samples in main.touch for 2000 pages: $(head -1 "$T/e")"
 fi
 
+# context-switches -c 1: one switch per sleep, in main.sleeper
+"$PMUPROF" record -q -e context-switches -c 1 -o "$out" -- "$fx" sleep 50 >"$T/o" 2>"$T/e"
+"$PMUPROF" report -i "$out" --folded >"$T/f" 2>/dev/null
+n=$(grep 'main\.sleeper;syscall\.Nanosleep' "$T/f" | awk '{ s += $NF } END { print s + 0 }')
+if [ "$n" -ge 50 ] && [ "$n" -le 52 ]; then pass context-switches; else fail context-switches "$n switches in main.sleeper, 50 sleeps: $(head -1 "$T/e")"; fi
+
+# both at once: a sample type each; report --event shows one, its samples only
+"$PMUPROF" record -q -e page-faults,context-switches -c 1 --raw "$T/cap" -o "$out" -- "$fx" both 2000 >"$T/o" 2>"$T/e"
+"$PMUPROF" report -i "$out" >"$T/r" 2>&1
+if grep -q '^# sample types: samples/count, page-faults/count (shown), context-switches/count$' "$T/r"; then
+	pass multi-types
+else
+	fail multi-types "$(grep 'sample types' "$T/r")$(head -1 "$T/e")"
+fi
+"$PMUPROF" report -i "$out" --event page-faults --folded >"$T/fp" 2>&1
+"$PMUPROF" report -i "$out" --event context-switches --folded >"$T/fc" 2>&1
+pf=$(grep 'main\.touch' "$T/fp" | awk '{ s += $NF } END { print s + 0 }')
+pfs=$(grep 'main\.sleeper' "$T/fp" | awk '{ s += $NF } END { print s + 0 }')
+cs=$(grep 'main\.sleeper;syscall\.Nanosleep' "$T/fc" | awk '{ s += $NF } END { print s + 0 }')
+# main.touch sleeps in main.pace every 10 pages: 200 switches there, plus
+# the preemptions a loaded machine adds (each is a context switch too)
+cst=$(grep 'main\.touch;main\.pace' "$T/fc" | awk '{ s += $NF } END { print s + 0 }')
+echo "# -e page-faults,context-switches: $pf faults in main.touch (2000 pages), $pfs in main.sleeper; $cs switches in main.sleeper (50 sleeps), $cst in main.touch (200 paces)"
+if awk -v n="$pf" 'BEGIN { exit !(n >= 1900 && n <= 2100) }' && [ "$cs" -ge 50 ] && [ "$cs" -le 55 ] &&
+	[ "$pfs" -le 5 ] && [ "$cst" -ge 200 ] && [ "$cst" -le 260 ]; then
+	pass multi-per-event
+else
+	fail multi-per-event "faults $pf in touch, $pfs in sleeper; switches $cs in sleeper, $cst in touch"
+fi
+"$PMUPROF" report -i "$out" --event context-switches >"$T/rc" 2>&1
+all=$(folded_total "$T/fc")
+if grep -q "^# total samples: $all\$" "$T/rc" && grep -q 'context-switches/count (shown)' "$T/rc"; then
+	pass multi-report-event
+else
+	fail multi-report-event "$(grep 'total samples\|sample types' "$T/rc" | tr '\n' '|') folded: $all"
+fi
+# the capture replays into the same profile, event by event
+ok=1
+for ev in page-faults context-switches; do
+	"$PMUPROF" report -i "$out" --event $ev --folded >"$T/live" 2>&1
+	"$PMUPROF" report -i "$T/cap" --event $ev --folded >"$T/replay" 2>&1
+	cmp -s "$T/live" "$T/replay" || { ok=; fail multi-replay "$ev: $(diff "$T/live" "$T/replay" | head -3 | tr '\n' '|')"; }
+done
+[ -n "$ok" ] && pass multi-replay
+expect_fail multi-no-event 2 "no event 'cycles' in '.*' \\(it has: page-faults, context-switches\\)" "$PMUPROF" report -i "$out" --event cycles
+if [ -n "$GO" ]; then
+	gotool tool pprof -sample_index=page-faults -tagfocus=event=page-faults -top "$out" >"$T/gp" 2>&1
+	if grep -q 'main\.touch' "$T/gp" && ! grep -q 'main\.sleeper' "$T/gp"; then pass multi-gotool; else fail multi-gotool "$(tail -8 "$T/gp" | tr '\n' '|')"; fi
+fi
+expect_fail multi-twice 2 "event 'page-faults' given twice" "$PMUPROF" record -e page-faults,faults -o "$out" -- "$fx" calls 1
+
 # sched:sched_switch: one switch per sleep, in main.sleeper
 mounted=
 if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/events ]; then
@@ -119,27 +202,55 @@ if [ -d /sys/kernel/tracing/events ] || [ -d /sys/kernel/debug/tracing/events ];
 else
 	skip tracepoint "tracefs not mounted and cannot be mounted"
 fi
-[ -n "$mounted" ] && umount "$mounted"
 
 # uprobe on a Go method: every call, that method as the leaf, output unchanged
 if [ -r /sys/bus/event_source/devices/uprobe/type ]; then
-	if "$PMUPROF" record -q -e "uprobe:$fx:main.(*Cache).Get" -o "$out" -- "$fx" calls 10000 >"$T/o" 2>"$T/e"; then
+	if "$PMUPROF" record -e "uprobe:$fx:main.(*Cache).Get" -o "$out" -- "$fx" calls 10000 >"$T/o" 2>"$T/e"; then
 		"$PMUPROF" report -i "$out" --folded >"$T/f" 2>/dev/null
 		total=$(folded_total "$T/f")
 		leaf=$(awk '{ line = $0; sub(/ [0-9]+$/, "", line); k = split(line, fr, ";"); if (fr[k] == "main.(*Cache).Get") s += $NF } END { print s + 0 }' "$T/f")
-		# measured: 10012..10029 for 10000 calls (see the issue notes); within 1 %
+		# exactly: the probe sits after the stack check, so a call that grows
+		# the stack (morestack re-enters the function) counts once; a loaded
+		# machine can starve the drain: then a call is a sample or counted lost
+		lost=$(sed -n 's/.* samples (\([0-9]*\) lost).*/\1/p' "$T/e")
 		if [ "$(cat "$T/o")" != "calls 10000" ]; then
 			fail uprobe-output "target printed '$(cat "$T/o")'"
-		elif [ "$leaf" != "$total" ] || ! awk -v n="$total" 'BEGIN { exit !(n >= 10000 && n <= 10100) }'; then
-			fail uprobe-calls "$total samples, $leaf with main.(*Cache).Get as the leaf, 10000 calls"
+		elif [ "$leaf" != "$total" ] || [ "$((total + ${lost:-0}))" != 10000 ] || [ "${lost:-0}" -ge 1000 ]; then
+			fail uprobe-calls "$total samples + ${lost:-?} lost, $leaf with main.(*Cache).Get as the leaf, 10000 calls"
 		else
 			pass uprobe-calls
 		fi
 	else
 		fail uprobe-calls "$(head -1 "$T/e")"
 	fi
+	# threads the runtime starts later inherit the probe (defined in tracefs)
+	if [ -d /sys/kernel/tracing/events ] || [ -d /sys/kernel/debug/tracing/events ]; then
+		"$PMUPROF" record -e "uprobe:$fx:main.(*Cache).Get" -o "$out" -- "$fx" tcalls 10000 >"$T/o" 2>"$T/e"
+		"$PMUPROF" report -i "$out" --folded >"$T/f" 2>/dev/null
+		total=$(folded_total "$T/f")
+		leaf=$(awk '{ line = $0; sub(/ [0-9]+$/, "", line); k = split(line, fr, ";"); if (fr[k] == "main.(*Cache).Get") s += $NF } END { print s + 0 }' "$T/f")
+		left=$(grep -c 'pmuprof_' /sys/kernel/tracing/uprobe_events /sys/kernel/debug/tracing/uprobe_events 2>/dev/null | awk -F: '{ s += $NF } END { print s + 0 }')
+		# a loaded machine can starve the drain for a while: every call is a sample or counted lost
+		lost=$(sed -n 's/.* samples (\([0-9]*\) lost).*/\1/p' "$T/e")
+		echo "# uprobe on 4 threads started later: $total samples + ${lost:-?} lost for 10000 calls"
+		if [ "$(cat "$T/o")" = "calls 10000" ] && [ "$((total + ${lost:-0}))" = 10000 ] && [ "${lost:-0}" -lt 1000 ] && [ "$leaf" = "$total" ] && [ "$left" = 0 ] && ! grep -q 'warning: uprobe' "$T/e"; then
+			pass uprobe-new-threads
+		else
+			fail uprobe-new-threads "$total samples + ${lost:-?} lost, $leaf with Get as the leaf, 10000 calls on 4 new threads; probes left: $left; $(grep warning "$T/e")"
+		fi
+	fi
 else
 	skip uprobe-calls "no uprobe PMU in this kernel"
+fi
+[ -n "$mounted" ] && umount "$mounted"
+# without tracefs the uprobe is not inherited: one warning says so and how to mount it
+if [ -n "$mounted" ] && [ -r /sys/bus/event_source/devices/uprobe/type ]; then
+	"$PMUPROF" record -e "uprobe:$fx:main.(*Cache).Get" -o "$out" -- "$fx" calls 100 >"$T/o" 2>"$T/e"
+	if grep -q "^pmuprof: warning: uprobe:main.(\*Cache).Get: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing): threads started after the recording starts are not probed$" "$T/e"; then
+		pass uprobe-no-tracefs
+	else
+		fail uprobe-no-tracefs "$(head -2 "$T/e" | tr '\n' '|')"
+	fi
 fi
 expect_fail uretprobe 2 'return probes are refused' "$PMUPROF" record -e "uretprobe:$fx:main.(*Cache).Get" -o "$out" -- "$fx" calls 1
 expect_fail uprobe-return 2 'return probes are refused' "$PMUPROF" record -e "uprobe:$fx:main.(*Cache).Get%return" -o "$out" -- "$fx" calls 1

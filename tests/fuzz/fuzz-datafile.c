@@ -41,6 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 		struct pm_data_map m;
 		struct pm_data_binary b;
 		struct pm_data_owner o;
+		struct pm_data_event ev;
+		struct pm_data_evid ei;
 		struct pm_rec r;
 
 		touch(h, h->size);
@@ -52,6 +54,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 		}
 		if (pm_data_decode_owner(h, &o) == 0)
 			sink += o.id;
+		if (pm_data_decode_event(h, &ev) == 0) {
+			touch(ev.name, strlen(ev.name));
+			touch(ev.value_type, strlen(ev.value_type));
+			touch(ev.value_unit, strlen(ev.value_unit));
+			touch(pm_data_attr_at(d, ev.index), ev.index < pm_data_nattrs(d) ? 8 : 0);
+		}
+		if (pm_data_decode_evid(h, &ei) == 0)
+			sink += ei.id + ei.index;
 		if (h->type < PM_DATA_REC_BASE && pm_rec_decode(h, &l, &r) == 0 &&
 		    r.type == PERF_RECORD_SAMPLE) {
 			touch(r.sample.ips, r.sample.nr * 8);

@@ -79,7 +79,7 @@ static int write_capture(const char *path, bool finish)
 	snprintf(meta.value_type, sizeof(meta.value_type), "cpu");
 	snprintf(meta.value_unit, sizeof(meta.value_unit), "nanoseconds");
 	meta.t0_wall_ns = 123;
-	CHECK_INT(pm_data_create(&w, path, &a, &meta), 0);
+	CHECK_INT(pm_data_create(&w, path, &a, 1, &meta), 0);
 	CHECK_INT(pm_data_write_map(w, 7, 0x400000, 0x500000, 0, "/bin/true"), 0);
 	CHECK_INT(pm_data_write_binary(w, "/bin/true", "0123abcd", 0), 0);
 	CHECK_INT(pm_data_write_owner(w, 42, 8), 0);
@@ -285,7 +285,90 @@ static int t_own_records_bounds(void)
 	return PM_PASS;
 }
 
+/* Several events: every attr, the other events' descriptions, whose id is whose. */
+static int t_events(void)
+{
+	const char *path = tmp_path("ev.data");
+	struct pm_data_writer *w;
+	struct perf_event_attr a[3];
+	struct pm_data_meta meta;
+	struct pm_data_trailer t;
+	struct pm_data_event ev, got;
+	struct pm_data_evid ei;
+	struct pm_data *d;
+	const struct perf_event_header *h;
+	char err[256];
+	uint64_t buf[32];
+	struct perf_event_header *bh = (struct perf_event_header *)buf;
+
+	CHECK(path);
+	for (int i = 0; i < 3; i++) {
+		fill_attr(&a[i]);
+		a[i].sample_freq = 100 + (uint64_t)i;
+	}
+	memset(&meta, 0, sizeof(meta));
+	snprintf(meta.name, sizeof(meta.name), "cpu-clock");
+	snprintf(meta.value_type, sizeof(meta.value_type), "cpu-clock");
+	snprintf(meta.value_unit, sizeof(meta.value_unit), "nanoseconds");
+	CHECK_INT(pm_data_create(&w, path, a, 0, &meta), -EINVAL);
+	CHECK_INT(pm_data_create(&w, path, a, PM_DATA_MAX_ATTRS + 1, &meta), -EINVAL);
+	CHECK_INT(pm_data_create(&w, path, a, 3, &meta), 0);
+	memset(&ev, 0, sizeof(ev));
+	ev.index = 2;
+	ev.type = 1;
+	ev.config = 3;
+	snprintf(ev.name, sizeof(ev.name), "context-switches");
+	snprintf(ev.value_type, sizeof(ev.value_type), "context-switches");
+	snprintf(ev.value_unit, sizeof(ev.value_unit), "count");
+	CHECK_INT(pm_data_write_event(w, &ev), 0);
+	CHECK_INT(pm_data_write_evid(w, 77, 2), 0);
+	memset(&t, 0, sizeof(t));
+	CHECK_INT(pm_data_finish(w, &t), 0);
+
+	CHECK_INT(pm_data_open(&d, path, err, sizeof(err)), 0);
+	CHECK_INT(pm_data_nattrs(d), 3);
+	CHECK_INT(pm_data_attr_at(d, 0)->sample_freq, 100);
+	CHECK_INT(pm_data_attr_at(d, 2)->sample_freq, 102);
+	CHECK(!pm_data_attr_at(d, 3));
+	CHECK_INT(pm_data_next(d, &h, err, sizeof(err)), 1);
+	CHECK_INT(pm_data_decode_event(h, &got), 0);
+	CHECK_INT(got.index, 2);
+	CHECK_INT(got.type, 1);
+	CHECK_INT(got.config, 3);
+	CHECK_STR(got.name, "context-switches");
+	CHECK_STR(got.value_unit, "count");
+	CHECK_INT(pm_data_decode_evid(h, &ei), -EINVAL);
+	CHECK_INT(pm_data_next(d, &h, err, sizeof(err)), 1);
+	CHECK_INT(pm_data_decode_evid(h, &ei), 0);
+	CHECK_INT(ei.id, 77);
+	CHECK_INT(ei.index, 2);
+	CHECK_INT(pm_data_decode_event(h, &got), -EINVAL);
+	CHECK_INT(pm_data_next(d, &h, err, sizeof(err)), 0);
+	pm_data_close(d);
+	unlink(path);
+
+	/* bounds: an index past the attrs, event 0 (the meta's), names without a NUL */
+	memset(buf, 'x', sizeof(buf));
+	bh->type = PM_DATA_REC_EVID;
+	bh->misc = 0;
+	bh->size = 24;
+	buf[2] = PM_DATA_MAX_ATTRS;
+	CHECK_INT(pm_data_decode_evid(bh, &ei), -EINVAL);
+	bh->type = PM_DATA_REC_EVENT;
+	bh->size = 8 + 16 + 144;
+	memset(buf + 1, 0, 8);
+	CHECK_INT(pm_data_decode_event(bh, &got), -EINVAL); /* index 0 */
+	buf[1] = 1;
+	CHECK_INT(pm_data_decode_event(bh, &got), 0);
+	CHECK_INT(strlen(got.name), 63);
+	CHECK_INT(strlen(got.value_unit), 15);
+	bh->size = 24;
+	CHECK_INT(pm_data_decode_event(bh, &got), -EINVAL);
+	return PM_PASS;
+}
+
 static const struct pm_test tests[] = {
+	{ "events", t_events },
 	{ "roundtrip", t_roundtrip },
 	{ "abort-leaves-nothing", t_abort_leaves_nothing },
 	{ "truncated-every-length", t_truncated },

@@ -75,9 +75,12 @@ static int t_names(void)
 		CHECK_INT(s.type, names[i].type);
 		CHECK_INT(s.config, names[i].config);
 		CHECK_INT(s.hardware, names[i].type != PERF_TYPE_SOFTWARE);
-		/* default: user space only */
+		/* default: user space only, but for what happens only in the scheduler */
 		CHECK(!s.exclude_user);
-		CHECK(s.exclude_kernel);
+		CHECK_INT(s.exclude_kernel,
+			  !(names[i].type == PERF_TYPE_SOFTWARE &&
+			    (names[i].config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
+			     names[i].config == PERF_COUNT_SW_CPU_MIGRATIONS)));
 		CHECK_INT(s.precise, 0);
 		if (names[i].type == PERF_TYPE_SOFTWARE && names[i].config <= 1) {
 			CHECK_STR(s.value_type, "cpu");
@@ -807,7 +810,143 @@ static int t_uprobe(void)
 	return PM_PASS;
 }
 
+/* -e a,b,c: the list, and what is not one */
+static int t_list(void)
+{
+	struct pm_evt_spec s[PM_EVT_MAX];
+	char err[600];
+	size_t n = 99;
+	static const struct {
+		const char *text, *err;
+	} bad[] = {
+		{ "cpu-clock,,page-faults", "empty event name in 'cpu-clock,,page-faults'" },
+		{ ",cpu-clock", "empty event name in ',cpu-clock'" },
+		{ "cpu-clock,", "empty event name in 'cpu-clock,'" },
+		{ "", "empty event name in ''" },
+		{ "cpu-clock,cpu-clock", "event 'cpu-clock' given twice in 'cpu-clock,cpu-clock'" },
+		{ "page-faults,faults", "event 'page-faults' given twice in 'page-faults,faults'" },
+		{ "cpu-clock,task-clock,page-faults,minor-faults,major-faults,context-switches,"
+		  "cpu-migrations,alignment-faults,emulation-faults",
+		  "too many events in 'cpu-clock,task-clock,page-faults,minor-faults,major-faults,c"
+		  "': at most 8 in one recording" },
+		{ "cpu-clock,cyclez", "unknown event 'cyclez' (did you mean 'cycles'?)" },
+	};
+
+	fake_dirs();
+	CHECK_INT(pm_evt_parse_list("cpu-clock", s, PM_EVT_MAX, &n, err, sizeof(err)), 0);
+	CHECK_INT(n, 1);
+	CHECK_STR(s[0].name, "cpu-clock");
+	CHECK_INT(pm_evt_parse_list("instructions,cache-misses,branch-misses", s, PM_EVT_MAX, &n,
+				    err, sizeof(err)),
+		  0);
+	CHECK_INT(n, 3);
+	CHECK_STR(s[0].name, "instructions");
+	CHECK_STR(s[1].name, "cache-misses");
+	CHECK_STR(s[2].name, "branch-misses");
+	/* commas inside a PMU's terms do not separate events */
+	CHECK_INT(pm_evt_parse_list("cpu/event=0x3c,umask=0x00/,page-faults:u,cpu/event=1,edge/k", s,
+				    PM_EVT_MAX, &n, err, sizeof(err)),
+		  0);
+	CHECK_INT(n, 3);
+	CHECK_STR(s[0].name, "cpu/event=0x3c,umask=0x00/");
+	CHECK_INT(s[0].config, 0x3c);
+	CHECK_STR(s[1].name, "page-faults");
+	CHECK(s[1].exclude_kernel);
+	CHECK_INT(s[2].config, 1 | (1u << 18));
+	CHECK(s[2].exclude_user);
+	/* nor a per-event rate's */
+	CHECK_INT(pm_evt_parse_list("cpu-clock/period=100000/,sched:sched_switch", s, PM_EVT_MAX,
+				    &n, err, sizeof(err)),
+		  0);
+	CHECK_INT(n, 2);
+	CHECK_INT(s[0].period, 100000);
+	CHECK_INT(s[1].type, PERF_TYPE_TRACEPOINT);
+	CHECK_INT(s[1].config, 314);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		CHECK_INT(pm_evt_parse_list(bad[i].text, s, PM_EVT_MAX, &n, err, sizeof(err)),
+			  -EINVAL);
+		CHECK_INT(n, 0);
+		if (strcmp(err, bad[i].err)) {
+			fprintf(stderr, "  '%s': got '%s', want '%s'\n", bad[i].text, err, bad[i].err);
+			return PM_FAIL;
+		}
+	}
+	/* a bracket in a Go generic's uprobe symbol keeps its comma (the symbol is unknown here) */
+	CHECK_INT(pm_evt_parse_list("uprobe:/nonexistent/x:main.F[int,string],cpu-clock", s,
+				    PM_EVT_MAX, &n, err, sizeof(err)),
+		  -EINVAL);
+	CHECK(strstr(err, "binary '/nonexistent/x'"));
+	return PM_PASS;
+}
+
+/* A uprobe defined in (a fake) tracefs: the line written, the id read, the removal. */
+static int t_uprobe_tracefs(void)
+{
+	struct pm_evt_spec s;
+	char err[600] = "", text[4200], self[4096], path[256], want[4400], *data = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	uint64_t off;
+	FILE *f;
+
+	fake_dirs();
+	CHECK(n > 0);
+	self[n] = 0;
+	snprintf(text, sizeof(text), "uprobe:%s:pm_test_probe_target", self);
+	CHECK_INT(pm_evt_parse(text, &s, err, sizeof(err)), 0);
+	off = s.config2;
+	/* a probe left by a killed pmuprof (no such pid) is swept first */
+	snprintf(path, sizeof(path), "%s/trace/uprobe_events", fake_root);
+	f = fopen(path, "w");
+	CHECK(f);
+	fputs("p:pmuprof_999999999/p0 /bin/true:0x10\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "trace/events/pmuprof_%d/p1/id", (int)getpid());
+	put(path, "1234\n");
+	CHECK_INT(pm_evt_uprobe_define(&s, 1, err, sizeof(err)), 0);
+	CHECK_INT(s.type, PERF_TYPE_TRACEPOINT);
+	CHECK_INT(s.config, 1234);
+	snprintf(want, sizeof(want), "pmuprof_%d/p1", (int)getpid());
+	CHECK_STR(s.probe, want);
+	pm_evt_uprobe_undefine(&s);
+	CHECK_STR(s.probe, "");
+	snprintf(path, sizeof(path), "%s/trace/uprobe_events", fake_root);
+	CHECK(pm_read_file(path, &data, 1 << 16) > 0);
+	snprintf(want, sizeof(want),
+		 "p:pmuprof_999999999/p0 /bin/true:0x10\n-:pmuprof_999999999/p0\n"
+		 "p:pmuprof_%d/p1 %s:0x%llx\n-:pmuprof_%d/p1\n",
+		 (int)getpid(), self, (unsigned long long)off, (int)getpid());
+	if (strcmp(data, want)) {
+		fprintf(stderr, "  uprobe_events:\n%s  want:\n%s", data, want);
+		free(data);
+		return PM_FAIL;
+	}
+	free(data);
+	unlink(path);
+	/* other events: nothing to do */
+	CHECK_INT(pm_evt_parse("cpu-clock", &s, err, sizeof(err)), 0);
+	CHECK_INT(pm_evt_uprobe_define(&s, 0, err, sizeof(err)), 0);
+	CHECK_INT(s.type, PERF_TYPE_SOFTWARE);
+	/* no tracefs: -ENOENT, the PMU uprobe stays, and the reason says how to mount it */
+	CHECK_INT(pm_evt_parse(text, &s, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/notrace", fake_root);
+	setenv("PMUPROF_TRACEFS", path, 1);
+	CHECK_INT(pm_evt_uprobe_define(&s, 0, err, sizeof(err)), -ENOENT);
+	snprintf(path, sizeof(path), "%s/trace", fake_root);
+	setenv("PMUPROF_TRACEFS", path, 1);
+	CHECK_STR(err, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+	CHECK_INT(s.type, 8);
+	CHECK_STR(s.probe, "");
+	/* tracefs refuses the probe (no uprobe_events here): the PMU uprobe stays */
+	CHECK_INT(pm_evt_uprobe_define(&s, 0, err, sizeof(err)), -ENOENT);
+	CHECK(strstr(err, "cannot define it in "));
+	CHECK_INT(s.type, 8);
+	return PM_PASS;
+}
+
 static const struct pm_test tests[] = {
+	{ "list", t_list },
+	{ "uprobe_tracefs", t_uprobe_tracefs },
 	{ "names", t_names },
 	{ "modifiers", t_modifiers },
 	{ "errors", t_errors },
