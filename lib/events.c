@@ -1066,6 +1066,13 @@ static bool is_pmu(const char *name, size_t len)
 	return stat(path, &st) == 0;
 }
 
+/* The name of a CPU's core PMU in sysfs (x86, hybrid x86, arm64). */
+static bool core_pmu_name(const char *name)
+{
+	return !strcmp(name, "cpu") || !strcmp(name, "cpu_core") || !strcmp(name, "cpu_atom") ||
+	       !strncmp(name, "armv8_pmuv3", 11);
+}
+
 static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size_t errlen)
 {
 	const char *slash = strchr(text, '/'), *modstr = NULL;
@@ -1147,6 +1154,17 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 			out->config1 = tc.cfg[1];
 			out->config2 = tc.cfg[2];
 			out->kind = PM_EVT_PMU;
+			snprintf(out->name, sizeof(out->name), "%.*s", (int)(last + 1 - text),
+				 text);
+		} else if (core_pmu_name(name)) {
+			/*
+			 * the CPU's own PMU, absent here (a VM without one): a
+			 * hardware event that falls back to cpu-clock as the
+			 * others do; its terms cannot be checked without formats
+			 */
+			out->kind = PM_EVT_PMU;
+			out->type = PERF_TYPE_HARDWARE;
+			out->absent = true;
 			snprintf(out->name, sizeof(out->name), "%.*s", (int)(last + 1 - text),
 				 text);
 		} else {

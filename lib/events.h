@@ -44,6 +44,11 @@ struct pm_evt_spec {
 	 * uprobe PMU, not inherited
 	 */
 	char probe[64];
+	/*
+	 * a PMU/terms/ event of the CPU's PMU (cpu, cpu_core, armv8_pmuv3...)
+	 * that this machine does not have: hardware, never opens here
+	 */
+	bool absent;
 };
 
 /* At most this many events in one recording (-e a,b,c). */

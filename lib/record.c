@@ -988,6 +988,10 @@ static int resolve_hardware(struct session *s)
 			continue;
 		pm_evt_count_attr(sp, &a);
 		for (;;) {
+			if (sp->absent) { /* no such PMU here */
+				fd = -ENOENT;
+				break;
+			}
 			a.precise_ip = sp->precise & 3;
 			fd = pm_evt_open(&a, 0, -1, -1);
 			if (fd >= 0 || !sp->precise || s->cfg->strict)

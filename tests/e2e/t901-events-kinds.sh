@@ -269,6 +269,13 @@ else
 	else
 		fail hw-fallback "$(head -2 "$T/e" | tr '\n' '|')"
 	fi
+	"$PMUPROF" record -e cpu/event=0x3c,umask=0x00/,L1-dcache-load-misses -o "$out" -- "$fx" calls 100 >"$T/o" 2>"$T/e"
+	if grep -q '^pmuprof: warning: cpu/event=0x3c,umask=0x00/, L1-dcache-load-misses are not supported here (no hardware PMU); falling back to cpu-clock$' "$T/e" && [ "$(grep -c warning "$T/e")" -eq 1 ] &&
+		"$PMUPROF" report -i "$out" | grep -q '^# sample types: samples/count, cpu/nanoseconds (shown)$'; then
+		pass hw-fallback-pmu-syntax
+	else
+		fail hw-fallback-pmu-syntax "$(head -2 "$T/e" | tr '\n' '|')"
+	fi
 	expect_fail hw-strict 1 "cannot open 'cycles': the CPU has no PMU counter" "$PMUPROF" record --strict -e cycles -o "$out" -- "$fx" calls 100
 	skip hw-real "no hardware PMU here (perf stat -e cycles true fails)"
 fi

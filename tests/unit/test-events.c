@@ -872,6 +872,26 @@ static int t_list(void)
 			return PM_FAIL;
 		}
 	}
+	/* the CPU's PMU absent (a VM): a hardware event that never opens here */
+	{
+		char dir[160];
+
+		snprintf(dir, sizeof(dir), "%s/notrace", fake_root);
+		setenv("PMUPROF_SYSFS", dir, 1);
+		CHECK_INT(pm_evt_parse_list("cpu/event=0x3c,umask=0x00/,cpu_core/event=1/u", s,
+					    PM_EVT_MAX, &n, err, sizeof(err)),
+			  0);
+		CHECK_INT(n, 2);
+		CHECK_STR(s[0].name, "cpu/event=0x3c,umask=0x00/");
+		CHECK(s[0].absent && s[0].hardware);
+		CHECK(s[1].absent && s[1].hardware && s[1].exclude_kernel);
+		CHECK_INT(pm_evt_parse("uncore/event=1/", &s[0], err, sizeof(err)), -EINVAL);
+		CHECK_STR(err, "unknown event 'uncore'; run 'pmuprof list' to see the events here");
+		snprintf(dir, sizeof(dir), "%s/sys", fake_root);
+		setenv("PMUPROF_SYSFS", dir, 1);
+		CHECK_INT(pm_evt_parse("cpu/event=0x3c/", &s[0], err, sizeof(err)), 0);
+		CHECK(!s[0].absent);
+	}
 	/* a bracket in a Go generic's uprobe symbol keeps its comma (the symbol is unknown here) */
 	CHECK_INT(pm_evt_parse_list("uprobe:/nonexistent/x:main.F[int,string],cpu-clock", s,
 				    PM_EVT_MAX, &n, err, sizeof(err)),
