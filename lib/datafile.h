@@ -79,7 +79,7 @@ struct pm_data_meta {
 	uint64_t threads;        /* attach: threads attached at the start */
 	uint64_t events;         /* attach: events opened */
 	uint64_t attach_us;      /* attach: microseconds to attach */
-	uint64_t reserved0;
+	uint64_t nuser;          /* events of the user (the first); 0 = all */
 	char name[64];           /* the event's canonical name */
 	char value_type[64];     /* pprof sample type of the event */
 	char value_unit[16];

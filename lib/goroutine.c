@@ -38,6 +38,9 @@
 #define MAX_CHAIN 512
 #define CACHE_SIZE 8192
 #define MAX_GO_TRIES 1000
+#define CREATED_SLOTS 16384 /* creations remembered (probes), direct-mapped */
+#define CREATED_PCS 32      /* return addresses kept of a creator's stack */
+#define PENDING_SLOTS 1024  /* threads between the two creation probes */
 
 /* ---- layouts ---- */
 
@@ -312,12 +315,14 @@ struct centry {
 	int64_t goid;
 	uint32_t tag;   /* tag index + 1, 0 = none */
 	uint32_t chain; /* chain index + 1, 0 = none (parent-walk mode: rebuilt) */
+	uint64_t cgen;  /* the probes' creation the chain came from, 0 = none */
 };
 
 struct gproc {
 	pid_t pid;
 	int state; /* 0 unknown, 1 on, -1 off */
 	unsigned tries;
+	uint64_t newproc_ret; /* probes: runqput's return address in newproc.func1 */
 	struct pm_gor_layout l;
 };
 
@@ -325,6 +330,34 @@ struct seen {
 	uint64_t key; /* pid << 40 ^ goid */
 	uint64_t gopc;
 	int64_t parent;
+};
+
+/*
+ * A goroutine's creation seen by the probes, keyed by its g: the records
+ * are processed some milliseconds late, when a short-lived goroutine may
+ * have exited and its g run another, so nothing is read from the target
+ * (both probes give g pointers in registers) and nothing is keyed by goid
+ * (read late, it can be the next goroutine's).  Records come in time
+ * order, so the creation last seen on a g is that of the goroutine a
+ * sample on that g ran.
+ */
+struct created {
+	uint64_t gen;      /* its number (1, 2, ...): the slot gen % CREATED_SLOTS */
+	uint64_t cgen;     /* the creator's own creation; 0 = not seen */
+	uint32_t npcs;
+	uint64_t pcs[CREATED_PCS]; /* the creator's stack at newproc, leaf first */
+};
+
+/* g -> the creation last seen on it */
+struct gidx {
+	uint64_t key;      /* created_key() of the g; 0 = free */
+	uint64_t gen;
+};
+
+/* Between runtime.newproc's probe and runqput's, per thread. */
+struct pending {
+	pid_t pid, tid;    /* tid 0 = free */
+	struct created c;
 };
 
 struct pm_gor {
@@ -356,6 +389,14 @@ struct pm_gor {
 	uint64_t st_ns, st_inspect, st_ok, st_enoent, st_einval, st_fallback, st_stale, st_late;
 	struct seen *seen; /* 1.21+: goid -> (gopc, parent) */
 	size_t seen_size, seen_n;
+	/*
+	 * probes: the last CREATED_SLOTS creations, a ring by gen (a link to an
+	 * overwritten one fails its gen check), and g -> the last on it
+	 */
+	struct created *created;
+	struct gidx *gidx;
+	struct pending *pending;
+	uint64_t st_created, gen;
 	/* one inspection's results */
 	struct pm_gor_label lab[PM_GOR_MAX_LABELS];
 	struct pm_gor_ancestor anc[PM_GOR_MAX_ANCESTORS];
@@ -411,6 +452,9 @@ void pm_gor_free(struct pm_gor *g)
 	free(g->chains);
 	hidx_free(&g->chain_idx);
 	free(g->seen);
+	free(g->created);
+	free(g->gidx);
+	free(g->pending);
 	free(g);
 }
 
@@ -1154,6 +1198,60 @@ static size_t chain_gopc(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	return n;
 }
 
+static uint64_t created_key(pid_t pid, uint64_t gp)
+{
+	return (gp ^ (uint64_t)(uint32_t)pid << 48) | 1;
+}
+
+static uint32_t created_slot(uint64_t key)
+{
+	return (uint32_t)(pm_hash_u64(key) & (CREATED_SLOTS - 1));
+}
+
+/* Creation number @gen, while the ring still holds it. */
+static struct created *created_gen(struct pm_gor *g, uint64_t gen)
+{
+	struct created *c;
+
+	if (!gen || !g->created)
+		return NULL;
+	c = &g->created[gen & (CREATED_SLOTS - 1)];
+	return c->gen == gen ? c : NULL;
+}
+
+/* The creation last seen on g @gp; NULL when the probes saw none. */
+static struct created *created_of(struct pm_gor *g, pid_t pid, uint64_t gp)
+{
+	uint64_t key = created_key(pid, gp);
+	const struct gidx *x;
+
+	if (!g->gidx)
+		return NULL;
+	x = &g->gidx[created_slot(key)];
+	return x->key == key ? created_gen(g, x->gen) : NULL;
+}
+
+/*
+ * The ancestors of the goroutine of creation @c, nearest first, as
+ * tracebackancestors would have them (into g->anc).  The count.
+ */
+static size_t created_chain(struct pm_gor *g, const struct created *c)
+{
+	size_t k;
+
+	for (k = 0; c && k < g->o.creators && k < PM_GOR_MAX_ANCESTORS; k++) {
+		const struct created *up = created_gen(g, c->cgen);
+
+		g->anc[k].goid = 0; /* not known: see struct created */
+		/* the creator's own go statement: where its creator's stack was */
+		g->anc[k].gopc = up && up->npcs > 1 ? up->pcs[1] : 0;
+		g->anc[k].npcs = c->npcs;
+		memcpy(g->anc[k].pcs, c->pcs, c->npcs * sizeof(c->pcs[0]));
+		c = up;
+	}
+	return k;
+}
+
 static bool find_layout(struct gproc *p, struct pm_maps *maps, pid_t pid,
 			const uint64_t *pcs, size_t npcs)
 {
@@ -1196,6 +1294,7 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	size_t nc = 0;
 	const uint32_t *cids = g->tmp;
 	bool parent_mode;
+	struct created *cr;
 	uint32_t tagv;
 
 	if (!find_layout(p, maps, pid, pcs, npcs))
@@ -1214,7 +1313,8 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 		g->st_einval++;
 		return n;
 	}
-	parent_mode = p->l.g_parent_goid && !good_ptr(g->anc_ptr);
+	cr = created_of(g, pid, gi.g);
+	parent_mode = p->l.g_parent_goid && !good_ptr(g->anc_ptr) && !cr;
 	if (parent_mode) {
 		struct seen *s = seen_slot(g, seen_key(pid, gi.goid), true);
 		s->gopc = gi.gopc;
@@ -1223,13 +1323,17 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	hv = mix(mix(mix(mix(0, (uint64_t)pid), gi.g), (uint64_t)gi.goid), g->labels_ptr);
 	e = &g->cache[hv & (CACHE_SIZE - 1)];
 	if (!(e->pid == pid && e->g == gi.g && e->goid == gi.goid &&
-	      e->labels_ptr == g->labels_ptr && e->anc_ptr == g->anc_ptr && e->tag)) {
+	      e->labels_ptr == g->labels_ptr && e->anc_ptr == g->anc_ptr && e->tag &&
+	      e->cgen == (cr ? cr->gen : 0))) {
 		e->pid = pid;
 		e->g = gi.g;
 		e->goid = gi.goid;
 		e->labels_ptr = g->labels_ptr;
 		e->anc_ptr = g->anc_ptr;
+		e->cgen = cr ? cr->gen : 0;
 		read_extras(g, pid, &p->l, &gi);
+		if (!gi.nancestors && g->o.creators) /* no tracebackancestors: the probes' */
+			gi.nancestors = created_chain(g, cr);
 		e->tag = intern_tag(g, gi.goid, gi.labels, gi.nlabels) + 1;
 		e->chain = 0;
 		if (g->o.creators && !parent_mode) {
@@ -1281,6 +1385,83 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 	n = gor_sample(g, maps, st, pid, tid, r14, sp, stack, stack_len, pcs, npcs, ids, n, cap);
 	g->st_ns += pm_now_ns() - t0;
 	return n;
+}
+
+/* ---- creators from outside: probes on goroutine creation ---- */
+
+static struct pending *pending_of(struct pm_gor *g, pid_t tid)
+{
+	if (!g->pending)
+		g->pending = xcalloc(PENDING_SLOTS, sizeof(*g->pending));
+	return &g->pending[pm_hash_u64((uint64_t)tid) & (PENDING_SLOTS - 1)];
+}
+
+int pm_gor_probe_newproc(struct pm_gor *g, struct pm_maps *maps, pid_t pid, pid_t tid,
+			 uint64_t r14, const uint64_t *pcs, size_t npcs)
+{
+	struct gproc *p = proc_of(g, pid);
+	struct pending *pd;
+
+	if (!find_layout(p, maps, pid, pcs, npcs))
+		return -ENOTSUP;
+	/* newproc runs on the creating goroutine: R14 is its g */
+	if (npcs < 2 || !good_ptr(r14))
+		return -EINVAL;
+	pd = pending_of(g, tid);
+	memset(pd, 0, sizeof(*pd));
+	pd->pid = pid;
+	pd->tid = tid;
+	{
+		const struct created *cr = created_of(g, pid, r14);
+
+		pd->c.cgen = cr ? cr->gen : 0;
+	}
+	pd->c.npcs = (uint32_t)(npcs < CREATED_PCS ? npcs : CREATED_PCS);
+	memcpy(pd->c.pcs, pcs, pd->c.npcs * sizeof(pcs[0]));
+	return 0;
+}
+
+int pm_gor_probe_created(struct pm_gor *g, struct pm_maps *maps, pid_t pid, pid_t tid,
+			 uint64_t newg, const uint64_t *pcs, size_t npcs)
+{
+	struct gproc *p = proc_of(g, pid);
+	struct pending *pd = pending_of(g, tid);
+	const struct pm_map *m;
+	const char *caller;
+	struct created *c;
+	uint64_t key;
+
+	if (p->state != 1)
+		return -ENOTSUP;
+	/*
+	 * runqput also requeues woken goroutines: only newproc's is a
+	 * creation.  Its call in newproc.func1 has one return address: once
+	 * named, it is compared, not symbolized again.
+	 */
+	if (npcs < 2)
+		return -ENOENT;
+	if (pcs[1] != p->newproc_ret) {
+		caller = func_at(g, maps, pid, pcs[1], &m);
+		if (!caller || strcmp(caller, "runtime.newproc.func1"))
+			return -ENOENT;
+		p->newproc_ret = pcs[1];
+	}
+	if (pd->tid != tid || pd->pid != pid)
+		return -ENOENT; /* its newproc was before the recording */
+	pd->tid = 0;
+	if (!good_ptr(newg))
+		return -EINVAL;
+	if (!g->created) {
+		g->created = xcalloc(CREATED_SLOTS, sizeof(*g->created));
+		g->gidx = xcalloc(CREATED_SLOTS, sizeof(*g->gidx));
+	}
+	c = &g->created[++g->gen & (CREATED_SLOTS - 1)];
+	*c = pd->c;
+	c->gen = g->gen;
+	key = created_key(pid, newg);
+	g->gidx[created_slot(key)] = (struct gidx){ key, c->gen };
+	g->st_created++;
+	return 0;
 }
 
 uint64_t pm_gor_location(struct pm_gor *g, struct pm_profile *p, const struct pm_stack_frame *f)

@@ -139,6 +139,36 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 		     pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
 		     const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap);
 
+/*
+ * Creators from outside, for a process that does not record ancestors
+ * (attached without GODEBUG=tracebackancestors): record's two entry-only
+ * uprobes on goroutine creation.
+ *
+ * pm_gor_probe_newproc(): a sample at runtime.newproc on thread @tid: the
+ * creating goroutine's g (R14) and its stack @pcs (leaf first: newproc,
+ * then the function with the go statement, ... to goexit).  -ENOTSUP when
+ * the process has no layout, -EINVAL on a bad sample, else 0.
+ *
+ * pm_gor_probe_created(): a sample at runtime.runqput on the same thread,
+ * @newg its second argument (RBX), @pcs its stack (pcs[1] must be in
+ * runtime.newproc.func1: runqput also requeues goroutines that woke up):
+ * the goroutine created.  0, or -ENOENT when it is not a creation
+ * newproc's probe saw.
+ *
+ * Nothing is read from the target: the samples are processed late, when
+ * the new goroutine may have exited and its g been reused.  Creations are
+ * keyed by g; the goid is bound at the first sample of that g (samples
+ * come in time order, so it is the goroutine created last on it).  A
+ * goroutine created so, when sampled, gets the chain of its creators
+ * (the creating goroutines' stacks, up to opts.creators levels) as if the
+ * runtime had recorded its ancestors.  The last CREATED_SLOTS creations
+ * are remembered (direct-mapped by g).
+ */
+int pm_gor_probe_newproc(struct pm_gor *g, struct pm_maps *maps, pid_t pid, pid_t tid,
+			 uint64_t r14, const uint64_t *pcs, size_t npcs);
+int pm_gor_probe_created(struct pm_gor *g, struct pm_maps *maps, pid_t pid, pid_t tid,
+			 uint64_t newg, const uint64_t *pcs, size_t npcs);
+
 /* build_profile's hooks. */
 static inline bool pm_gor_is_frame(const struct pm_stack_frame *f)
 {

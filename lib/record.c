@@ -77,6 +77,8 @@
 #define LIMIT_MAP (PM_STACKS_NO_MAP - 2) /* the "[limit]" frame */
 #define MAX_STACKS_DEFAULT (256u * 1024)  /* distinct stacks (PMUPROF_MAX_STACKS) */
 #define MAX_DFRAMES_DEFAULT (1024u * 1024) /* distinct frames (PMUPROF_MAX_FRAMES) */
+#define MAX_PROBES 4 /* goroutine creation probes: two per binary, two binaries */
+#define PROBE_STACK 256 /* bytes of stack a creation probe copies */
 
 struct unw_slot {
 	pid_t pid;
@@ -105,9 +107,17 @@ struct session {
 	const struct pm_record_cfg *cfg;
 	struct pm_record_result *res;
 	/* the events (-e a,b,...): spec and attr i; attr 0 gives the record layout */
-	struct pm_evt_spec spec[PM_EVT_MAX];
-	struct perf_event_attr attr[PM_EVT_MAX];
+	struct pm_evt_spec spec[PM_EVT_MAX + MAX_PROBES];
+	struct perf_event_attr attr[PM_EVT_MAX + MAX_PROBES];
 	size_t nev;
+	/*
+	 * the user's events are the first nuser; after them come the probes
+	 * on goroutine creation (--creators when attached), whose samples go
+	 * to the goroutine inspector: probe[e] says which
+	 */
+	size_t nuser;
+	enum { PROBE_NONE, PROBE_NEWPROC, PROBE_RUNQPUT } probe[PM_EVT_MAX + MAX_PROBES];
+	uint64_t creations;
 	struct idtab ev_of;      /* several events: event id -> its index */
 	int fail_ev;             /* the event whose open failed */
 	struct pm_rec_layout layout;
@@ -491,11 +501,12 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 
 	if (!accept_record(s, smp->id, smp->tid))
 		return;
-	s->res->samples++;
 	if (s->nev > 1 && (!idtab_get(&s->ev_of, smp->id, &ev) || ev < 0 || (size_t)ev >= s->nev))
 		ev = 0;
+	if (s->probe[ev] == PROBE_NONE)
+		s->res->samples++;
 	/* per event: its samples and their value (build_profile() splits them) */
-	memset(values, 0, 2 * s->nev * sizeof(values[0]));
+	memset(values, 0, 2 * s->nuser * sizeof(values[0]));
 	values[2 * ev] = 1;
 	values[2 * ev + 1] = (int64_t)smp->period;
 	memset(&in, 0, sizeof(in));
@@ -540,6 +551,17 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 	pm_maps_set_unwind_pid(s->maps, pid);
 	s->lookup_pid = pid;
 	n = pm_unw_walk(unwinder(s, pid), &in, s->pcs, MAX_FRAMES, &status);
+	if (s->probe[ev] != PROBE_NONE) { /* goroutines: a creation, not a sample */
+		if (s->gor && (in.regs_valid & (1u << PM_DW_R14)) &&
+		    (s->probe[ev] == PROBE_NEWPROC
+			     ? pm_gor_probe_newproc(s->gor, s->maps, pid, (pid_t)smp->tid,
+						    in.regs[PM_DW_R14], s->pcs, n)
+			     : pm_gor_probe_created(s->gor, s->maps, pid, (pid_t)smp->tid,
+						    in.regs[PM_DW_RBX], s->pcs, n)) == 0 &&
+		    s->probe[ev] == PROBE_RUNQPUT)
+			s->creations++;
+		return;
+	}
 	if (s->cap)
 		s->keep = capture_keep(s, &in, pid, n, status);
 	for (i = 0; i < nk; i++) {
@@ -788,6 +810,9 @@ static void drain(struct session *s)
 	bool *have = xcalloc(s->nrings, sizeof(*have));
 	size_t i;
 
+	for (i = 0; i < s->nrings; i++) /* one cut across the rings: see pm_ring_snapshot() */
+		if (s->rings[i])
+			pm_ring_snapshot(s->rings[i]);
 	for (i = 0; i < s->nrings; i++) {
 		const struct perf_event_header *h;
 		while ((h = pm_ring_next(s->rings[i]))) {
@@ -883,6 +908,7 @@ static void capture_begin(struct session *s)
 	meta.threads = s->res->threads;
 	meta.events = s->res->events;
 	meta.attach_us = (uint64_t)(s->res->attach_ms * 1000.0);
+	meta.nuser = s->nuser;
 	snprintf(meta.name, sizeof(meta.name), "%s", s->spec[0].name);
 	snprintf(meta.value_type, sizeof(meta.value_type), "%s", s->spec[0].value_type);
 	snprintf(meta.value_unit, sizeof(meta.value_unit), "%s", s->spec[0].value_unit);
@@ -961,6 +987,15 @@ static void setup_events(struct session *s, bool enable_on_exec)
 		pm_evt_attr(&s->spec[e], &smp, &s->attr[e]);
 		s->attr[e].watermark = 1;
 		s->attr[e].wakeup_watermark = wakeup_bytes(s->cfg, s->pages);
+		/*
+		 * goroutines: runqput's probe needs only the slot at sp (its
+		 * return address into newproc.func1); newproc's keeps the whole
+		 * copy: the creating goroutine's stack is the point of it (cut
+		 * to 256 bytes and left to the kernel's callchain, half the
+		 * creations lost their creator stack on tests/go/creators)
+		 */
+		if (s->probe[e] == PROBE_RUNQPUT && s->attr[e].sample_stack_user > PROBE_STACK)
+			s->attr[e].sample_stack_user = PROBE_STACK;
 	}
 }
 
@@ -1029,6 +1064,84 @@ static int resolve_hardware(struct session *s)
 		pm_warn("%s %s not supported here (no hardware PMU); falling back to cpu-clock", gone,
 			ngone > 1 ? "are" : "is");
 	return 0;
+}
+
+/*
+ * Attached with --creators=N, N > 1, to a process that does not record
+ * ancestors (it runs without GODEBUG=tracebackancestors): watch
+ * goroutines being created with two entry-only uprobes on each Go binary:
+ * runtime.newproc (the creating goroutine and its stack) and
+ * runtime.runqput (the new goroutine; see pm_gor_probe_created()).  One
+ * warning line when that is not possible.
+ */
+/* Does @pid run with GODEBUG=tracebackancestors=N, N > 0 (its environment at exec)? */
+static bool records_ancestors(pid_t pid)
+{
+	char path[64], *env;
+	long len, i;
+	bool yes = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	len = pm_read_file(path, &env, 1 << 20);
+	if (len < 0)
+		return false;
+	for (i = 0; i < len; i += (long)strlen(env + i) + 1) {
+		const char *t = strncmp(env + i, "GODEBUG=", 8) ? NULL
+								: strstr(env + i, "tracebackancestors=");
+
+		if (t && t[19] >= '1' && t[19] <= '9')
+			yes = true;
+	}
+	free(env);
+	return yes;
+}
+
+static void add_creation_probes(struct session *s)
+{
+	static const char *const fn[] = { "runtime.newproc", "runtime.runqput" };
+	char text[4200], err[512], exe[64];
+	size_t i, k, e;
+
+	for (i = 0; i < s->nprocs; i++) {
+		struct pm_evt_spec sp[2];
+		char *real;
+		bool dup = false;
+
+		if (records_ancestors(s->procs[i].pid))
+			continue; /* the runtime records them: read from memory, no probes */
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)s->procs[i].pid);
+		real = realpath(exe, NULL);
+		for (e = s->nuser; real && e < s->nev; e++)
+			dup = dup || !strcmp(s->spec[e].path, real);
+		if (!real || dup || s->nev + 2 > PM_ARRAY_SIZE(s->spec)) {
+			free(real);
+			continue;
+		}
+		for (k = 0; k < 2; k++) {
+			snprintf(text, sizeof(text), "uprobe:%s:%s", real, fn[k]);
+			if (pm_evt_parse(text, &sp[k], err, sizeof(err)) < 0)
+				break;
+			sp[k].period = 1; /* every creation, whatever -F says */
+			sp[k].freq = 0;
+			if (pm_evt_uprobe_define(&sp[k], (unsigned)(s->nev + k), err, sizeof(err)) < 0)
+				pm_warn("creators: %s: %s: goroutines created on threads started "
+					"later are not followed",
+					fn[k], err);
+		}
+		free(real);
+		if (k < 2) {
+			pm_warn("creators: cannot watch goroutines being created in PID %d (%s); "
+				"creators of one level only",
+				(int)s->procs[i].pid, err);
+			if (k == 1)
+				pm_evt_uprobe_undefine(&sp[0]);
+			continue;
+		}
+		for (k = 0; k < 2; k++) {
+			s->spec[s->nev] = sp[k];
+			s->probe[s->nev++] = k ? PROBE_RUNQPUT : PROBE_NEWPROC;
+		}
+	}
 }
 
 /* Launch: every event on every CPU for @pid and, inherited, its threads. */
@@ -1520,8 +1633,8 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 
 	/* one value per event: named as Go names it alone, after the event with others */
 	pm_prof_add_sample_type(p, "samples", "count");
-	for (e = 0; e < s->nev; e++)
-		pm_prof_add_sample_type(p, s->nev > 1 ? s->spec[e].name : s->spec[e].value_type,
+	for (e = 0; e < s->nuser; e++)
+		pm_prof_add_sample_type(p, s->nuser > 1 ? s->spec[e].name : s->spec[e].value_type,
 					s->spec[e].value_unit);
 	pm_prof_set_default_type(p, 1);
 	if (s->attr[0].freq) {
@@ -1532,7 +1645,7 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 				   (int64_t)s->attr[0].sample_period);
 	}
 	pm_prof_set_time(p, (int64_t)t0_wall, (int64_t)dur);
-	for (e = 0; e < s->nev; e++) {
+	for (e = 0; e < s->nuser; e++) {
 		const struct perf_event_attr *a = &s->attr[e];
 
 		if (a->freq)
@@ -1564,6 +1677,12 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 	if (s->attach) {
 		c = xasprintf("attached: %" PRIu64 " threads, %" PRIu64 " events, %.1f ms",
 			      s->res->threads, s->res->events, s->res->attach_ms);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
+	if (s->nev > s->nuser) {
+		c = xasprintf("creators: %" PRIu64 " goroutine creations seen by uprobes",
+			      s->creations);
 		pm_prof_add_comment(p, c);
 		free(c);
 	}
@@ -1649,7 +1768,7 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 		for (k = 0; k < n; k++)
 			locs[k] = loc_of[ids[k]];
 		/* one sample per event, with an "event" label when there are several */
-		for (e = 0; e < s->nev; e++) {
+		for (e = 0; e < s->nuser; e++) {
 			if (!v[2 * e])
 				continue;
 			memset(val, 0, sizeof(val));
@@ -1657,7 +1776,7 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 			val[1 + e] = v[2 * e + 1];
 			lab[nlab].key = "event";
 			lab[nlab].str = s->spec[e].name;
-			pm_prof_add(p, locs, n, val, lab, nlab + (s->nev > 1));
+			pm_prof_add(p, locs, n, val, lab, nlab + (s->nuser > 1));
 		}
 	}
 	free(locs);
@@ -1791,7 +1910,13 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 		return res->err;
 	}
 	meta = pm_data_meta(d);
-	s.nev = pm_data_nattrs(d) < PM_EVT_MAX ? pm_data_nattrs(d) : PM_EVT_MAX;
+	s.nev = pm_data_nattrs(d) < PM_ARRAY_SIZE(s.attr) ? pm_data_nattrs(d) : PM_ARRAY_SIZE(s.attr);
+	/* the probes on goroutine creation, after the user's events, are not replayed */
+	s.nuser = meta->nuser && meta->nuser < s.nev ? (size_t)meta->nuser : s.nev;
+	if (s.nuser > PM_EVT_MAX)
+		s.nuser = PM_EVT_MAX;
+	for (i = s.nuser; i < s.nev; i++)
+		s.probe[i] = PROBE_NEWPROC; /* dropped: no goroutine inspector at replay */
 	for (i = 0; i < s.nev; i++) {
 		s.attr[i] = *pm_data_attr_at(d, i);
 		if ((!s.attr[i].freq && !s.attr[i].sample_period) ||
@@ -1810,7 +1935,7 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 	res->events = meta->events;
 	res->attach_ms = (double)meta->attach_us / 1000.0;
 	s.maps = pm_maps_new();
-	s.stacks = pm_stacks_new(2 * s.nev);
+	s.stacks = pm_stacks_new(2 * s.nuser);
 	s.cut_frame = pm_stacks_frame(s.stacks, &cut);
 	setup_limits(&s);
 	set_layout(&s);
@@ -1836,7 +1961,7 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 		set_err(res, PM_REC_ERR, "%s", err);
 		goto out;
 	}
-	for (i = 0; i < s.nev; i++)
+	for (i = 0; i < s.nuser; i++)
 		if (!s.spec[i].value_type[0] || !s.spec[i].value_unit[0] || !s.spec[i].name[0]) {
 			set_err(res, PM_REC_ERR, "corrupt capture: no description of event %zu", i);
 			goto out;
@@ -1909,13 +2034,16 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	}
 	if (resolve_hardware(&s))
 		goto out;
+	s.nuser = s.nev;
+	if (s.attach && cfg->creators > 1) /* goroutines: creators of what is created from now on */
+		add_creation_probes(&s);
 	for (i = 0; i < s.nev; i++)
 		if (s.spec[i].kind == PM_EVT_UPROBE &&
 		    pm_evt_uprobe_define(&s.spec[i], (unsigned)i, err, sizeof(err)) < 0)
 			pm_warn("%s: %s: threads started after the recording starts are not probed",
 				s.spec[i].name, err);
 	s.maps = pm_maps_new();
-	s.stacks = pm_stacks_new(2 * s.nev);
+	s.stacks = pm_stacks_new(2 * s.nuser);
 	s.cut_frame = pm_stacks_frame(s.stacks, &cut);
 	setup_limits(&s);
 	{ /* goroutines: ids and labels always, creator frames with --creators */

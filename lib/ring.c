@@ -26,6 +26,8 @@ struct pm_ring {
 	uint64_t data_size; /* power of two */
 	uint64_t tail;      /* read position, ahead of ctl->data_tail until consume */
 	uint64_t bad;
+	uint64_t snap;      /* pm_ring_snapshot(): the head to read up to */
+	bool snapped;
 	void *map;          /* NULL for pm_ring_open_mem */
 	size_t map_len;
 	int fd;
@@ -128,9 +130,15 @@ static void ring_copy(const struct pm_ring *r, void *dst, uint64_t pos, size_t n
 		memcpy((uint8_t *)dst + first, r->data, n - first);
 }
 
+void pm_ring_snapshot(struct pm_ring *r)
+{
+	r->snap = __atomic_load_n(&r->ctl->data_head, __ATOMIC_ACQUIRE);
+	r->snapped = true;
+}
+
 const struct perf_event_header *pm_ring_next(struct pm_ring *r)
 {
-	uint64_t head = __atomic_load_n(&r->ctl->data_head, __ATOMIC_ACQUIRE);
+	uint64_t head = r->snapped ? r->snap : __atomic_load_n(&r->ctl->data_head, __ATOMIC_ACQUIRE);
 	uint64_t avail = head - r->tail;
 	struct perf_event_header h;
 	size_t off;
@@ -162,6 +170,7 @@ corrupt:
 
 void pm_ring_consume(struct pm_ring *r)
 {
+	r->snapped = false;
 	__atomic_store_n(&r->ctl->data_tail, r->tail, __ATOMIC_RELEASE);
 }
 

@@ -27,6 +27,15 @@ void pm_ring_free(struct pm_ring *r); /* NULL is fine */
  */
 const struct perf_event_header *pm_ring_next(struct pm_ring *r);
 
+/*
+ * Limit pm_ring_next() to what the buffer holds now, until
+ * pm_ring_consume().  A drain that snapshots every ring before it merges
+ * them by time sees each up to about the same instant; reading each to its
+ * live head instead lets a ring that is read later show records younger
+ * than ones another ring gets only after its pass, out of time order.
+ */
+void pm_ring_snapshot(struct pm_ring *r);
+
 /* Release what pm_ring_next() returned so far to the kernel (store data_tail). */
 void pm_ring_consume(struct pm_ring *r);
 
