@@ -41,7 +41,6 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +59,7 @@
 #include "goroutine.h"
 #include "kallsyms.h"
 #include "maps.h"
+#include "outfile.h"
 #include "pprof.h"
 #include "profile.h"
 #include "rec.h"
@@ -141,6 +141,7 @@ struct session {
 	bool replay;
 	struct pm_data_writer *cap;
 	int cap_err;
+	const struct pm_owner *owner;              /* of the output files; NULL = pmuprof's */
 	uint64_t keep;                  /* stack bytes the last sample needs, UINT64_MAX = all */
 	uint64_t vpcs[MAX_FRAMES];      /* the check walk over a cut copy */
 	pid_t lookup_pid;               /* the pid of the walk in progress */
@@ -268,32 +269,22 @@ static int online_cpus(int **out)
 }
 
 /*
- * Can @path be created?  Checked before the command starts, by creating
- * and removing a probe file next to it.
+ * Can @path be created?  Checked before the command starts, by opening
+ * (and dropping) the unnamed file that would become it.
  */
 static int check_output(const char *path)
 {
-	char *copy, *dir, *probe;
+	struct pm_outfile f;
 	struct stat st;
-	int fd, err = 0;
+	int rc;
 
 	if (strcmp(path, "-") == 0)
 		return isatty(STDOUT_FILENO) ? -ENOTTY : 0;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return -EISDIR;
-	copy = xstrdup(path);
-	dir = dirname(copy);
-	probe = xasprintf("%s/.pmuprof-probe-XXXXXX", dir);
-	fd = mkstemp(probe);
-	if (fd < 0)
-		err = -errno;
-	else {
-		close(fd);
-		unlink(probe);
-	}
-	free(probe);
-	free(copy);
-	return err;
+	rc = pm_outfile_open(&f, path, NULL);
+	pm_outfile_abort(&f);
+	return rc;
 }
 
 /*
@@ -876,7 +867,7 @@ static void capture_begin(struct session *s)
 	snprintf(meta.name, sizeof(meta.name), "%s", s->spec.name);
 	snprintf(meta.value_type, sizeof(meta.value_type), "%s", s->spec.value_type);
 	snprintf(meta.value_unit, sizeof(meta.value_unit), "%s", s->spec.value_unit);
-	rc = pm_data_create(&s->cap, s->cfg->raw, &s->attr, &meta);
+	rc = pm_data_create(&s->cap, s->cfg->raw, &s->attr, &meta, s->owner);
 	if (rc) {
 		s->cap_err = rc;
 		return;
@@ -1958,12 +1949,12 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 			goto out;
 		}
 	}
-	rc = pm_pprof_write(prof, output);
+	rc = pm_pprof_write(prof, output, s.owner);
 	if (rc) {
 		/* the recording exists only in memory: keep it somewhere if at all possible */
 		char *alt = rescue_path(output);
 
-		if (alt && pm_pprof_write(prof, alt) == 0)
+		if (alt && pm_pprof_write(prof, alt, s.owner) == 0)
 			set_err(res, PM_REC_ERR, "cannot write '%s': %s; the profile was saved to '%s'",
 				output, strerror(-rc), alt);
 		else
