@@ -141,7 +141,8 @@ struct session {
 	bool replay;
 	struct pm_data_writer *cap;
 	int cap_err;
-	const struct pm_owner *owner;              /* of the output files; NULL = pmuprof's */
+	const struct pm_owner *owner;              /* of the output files: the sudo user, else NULL */
+	struct pm_owner sudo_user;
 	uint64_t keep;                  /* stack bytes the last sample needs, UINT64_MAX = all */
 	uint64_t vpcs[MAX_FRAMES];      /* the check walk over a cut copy */
 	pid_t lookup_pid;               /* the pid of the walk in progress */
@@ -1780,6 +1781,15 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	}
 	if (s.attach && check_targets(&s))
 		goto out;
+	/* started through sudo: the command runs as, and the files go to, the user who typed it */
+	rc = cfg->keep_privileges ? 0 : pm_target_sudo_user(&s.sudo_user.uid, &s.sudo_user.gid);
+	if (rc < 0) {
+		set_err(res, PM_REC_ERR,
+			"SUDO_UID/SUDO_GID are set but not valid ids; unset them, or "
+			"keep root with --no-drop-privileges");
+		goto out;
+	}
+	s.owner = rc > 0 ? &s.sudo_user : NULL;
 	rc = check_output(output);
 	if (rc) {
 		set_err(res, PM_REC_ERR, "cannot write '%s': %s", output,
@@ -1825,23 +1835,8 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 					strerror(errno));
 			goto out;
 		}
-		{
-			/* started through sudo: the command runs as the user who typed it */
-			uid_t uid;
-			gid_t gid;
-			int su = cfg->keep_privileges ? 0 : pm_target_sudo_user(&uid, &gid);
-
-			if (su < 0) {
-				free(path);
-				path = NULL;
-				set_err(res, PM_REC_ERR,
-					"SUDO_UID/SUDO_GID are set but not valid ids; unset them, or "
-					"run the command as root with --no-drop-privileges");
-				goto out;
-			}
-			rc = su ? pm_target_spawn_as(&tgt, path, cfg->argv, uid, gid)
-				: pm_target_spawn(&tgt, path, cfg->argv);
-		}
+		rc = s.owner ? pm_target_spawn_as(&tgt, path, cfg->argv, s.owner->uid, s.owner->gid)
+			     : pm_target_spawn(&tgt, path, cfg->argv);
 		if (rc) {
 			set_err(res, PM_REC_ERR, "cannot start '%s': %s", cfg->argv[0],
 				strerror(-rc));
