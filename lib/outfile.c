@@ -60,7 +60,13 @@ int pm_outfile_open(struct pm_outfile *f, const char *path, const struct pm_owne
 		rc = -EISDIR;
 		goto fail;
 	}
-	f->fd = openat(f->dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+	/* fault injection for the tests: PMUPROF_FAIL_TMPFILE=1, a filesystem without O_TMPFILE */
+	if (getenv("PMUPROF_FAIL_TMPFILE")) {
+		f->fd = -1;
+		errno = EOPNOTSUPP;
+	} else {
+		f->fd = openat(f->dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+	}
 	if (f->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
 		/* no O_TMPFILE here (some network and FUSE filesystems, old kernels) */
 		for (unsigned k = 0; k < TMP_TRIES && f->fd < 0; k++) {

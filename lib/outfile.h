@@ -7,6 +7,7 @@
  * the previous file at the path as it was.  Where the filesystem has no
  * O_TMPFILE, a hidden ".NAME.XXXXXX" beside the path takes its place
  * (removed on abort; a SIGKILL can leave that one behind).
+ * PMUPROF_FAIL_TMPFILE=1 in the environment forces that (tests).
  *
  * Commit: fsync; linkat() to the path when nothing is there, else to a
  * hidden temporary name and rename() over the path (a complete file,

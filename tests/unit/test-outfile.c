@@ -124,6 +124,32 @@ static int test_errors(void)
 	return PM_PASS;
 }
 
+/* Without O_TMPFILE: a hidden named temp, removed on abort, renamed on commit. */
+static int test_fallback(void)
+{
+	struct pm_outfile f;
+	const char *path = tmp_path("fb.pb.gz");
+	int rc = PM_PASS;
+
+	CHECK(path);
+	setenv("PMUPROF_FAIL_TMPFILE", "1", 1);
+	if (pm_outfile_open(&f, path, NULL) != 0 || !f.tmp || f.tmp[0] != '.' ||
+	    pm_test_count_entries(dir) != 1)
+		rc = PM_FAIL;
+	pm_outfile_abort(&f);
+	if (pm_test_count_entries(dir) != 0)
+		rc = PM_FAIL;
+	if (pm_outfile_open(&f, path, NULL) != 0 || pm_write_all(f.fd, "fb", 2) != 0 ||
+	    pm_outfile_commit(&f) != 0)
+		rc = PM_FAIL;
+	unsetenv("PMUPROF_FAIL_TMPFILE");
+	CHECK_INT(rc, PM_PASS);
+	CHECK_INT(pm_test_count_entries(dir), 1);
+	CHECK(has(path, "fb"));
+	unlink(path);
+	return PM_PASS;
+}
+
 /* The owner gets the file where they could have made it, not elsewhere. */
 static int test_owner(void)
 {
@@ -171,6 +197,7 @@ int main(int argc, char **argv)
 		{ "unnamed_until_commit", test_unnamed },
 		{ "replace_whole", test_replace },
 		{ "errors_leave_nothing", test_errors },
+		{ "fallback_without_tmpfile", test_fallback },
 		{ "owner_where_writable", test_owner },
 		{ NULL, NULL },
 	};
