@@ -37,7 +37,7 @@ static const struct pm_opt record_opts[] = {
 	  "put each goroutine's stack under its creators' (--creators=N: N levels, default 8)" },
 	{ OPT_NO_CREATORS, "no-creators", NULL, "no creator frames (goroutine ids and labels stay)" },
 	{ OPT_NO_DROP_PRIVILEGES, "no-drop-privileges", NULL,
-	  "under sudo, run CMD as root too (default: as SUDO_UID/SUDO_GID)" },
+	  "under sudo, keep root for CMD and the files (default: SUDO_UID/SUDO_GID's)" },
 	{ 'q', "quiet", NULL, "no summary line" },
 	{ 'h', "help", NULL, "show this help" },
 	PM_OPT_END,

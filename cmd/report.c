@@ -285,7 +285,7 @@ static int report_capture(struct repopts *r)
 			res.records, res.samples, res.seconds,
 			res.seconds > 0 ? (double)res.samples / res.seconds : 0.0);
 	if (r->pprof) {
-		rc = pm_pprof_write(p, r->pprof);
+		rc = pm_pprof_write(p, r->pprof, NULL);
 		if (rc) {
 			pm_error("cannot write '%s': %s", r->pprof, strerror(-rc));
 			pm_prof_free(p);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -25,8 +26,7 @@
 #define WBUF_SIZE (1u << 20)
 
 struct pm_data_writer {
-	int fd;
-	char *path, *tmp, *dir;
+	struct pm_outfile out;
 	uint8_t *buf;
 	size_t nbuf;
 	uint64_t off;        /* bytes written through the buffer so far */
@@ -36,30 +36,13 @@ struct pm_data_writer {
 	int err;             /* first error, sticky */
 };
 
-static int write_all(int fd, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	while (len) {
-		ssize_t n = write(fd, b, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		b += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int wflush(struct pm_data_writer *w)
 {
 	int rc;
 
 	if (w->err || !w->nbuf)
 		return w->err;
-	rc = write_all(w->fd, w->buf, w->nbuf);
+	rc = pm_write_all(w->out.fd, w->buf, w->nbuf);
 	if (rc)
 		w->err = rc;
 	w->nbuf = 0;
@@ -96,37 +79,20 @@ static int wpad(struct pm_data_writer *w)
 
 int pm_data_create(struct pm_data_writer **out, const char *path,
 		   const struct perf_event_attr *attrs, size_t nattr,
-		   const struct pm_data_meta *meta)
+		   const struct pm_data_meta *meta, const struct pm_owner *owner)
 {
 	struct pm_data_writer *w;
-	const char *slash = strrchr(path, '/');
 	uint32_t n[2] = { (uint32_t)nattr, 0 }, asz[2] = { (uint32_t)sizeof(*attrs), 0 };
 	size_t i;
-	mode_t um;
 	int rc;
 
 	*out = NULL;
 	if (!nattr || nattr > PM_DATA_MAX_ATTRS)
 		return -EINVAL;
-	if (slash && !slash[1])
-		return -EISDIR;
 	w = xcalloc(1, sizeof(*w));
-	w->path = xstrdup(path);
-	w->dir = slash ? xstrndup(path, (size_t)(slash - path) + 1) : xstrdup("");
-	w->tmp = xasprintf("%s.%s.XXXXXX", w->dir, slash ? slash + 1 : path);
-	w->fd = mkostemp(w->tmp, O_CLOEXEC);
-	if (w->fd < 0) {
-		rc = -errno;
-		free(w->tmp);
-		w->tmp = NULL;
-		pm_data_abort(w);
-		return rc;
-	}
-	um = umask(0);
-	umask(um);
-	if (fchmod(w->fd, 0666 & ~um) < 0 && errno != EPERM) {
-		rc = -errno;
-		pm_data_abort(w);
+	rc = pm_outfile_open(&w->out, path, owner);
+	if (rc) {
+		free(w);
 		return rc;
 	}
 	w->buf = xmalloc(WBUF_SIZE);
@@ -289,48 +255,26 @@ uint64_t pm_data_bytes(const struct pm_data_writer *w)
 
 int pm_data_finish(struct pm_data_writer *w, struct pm_data_trailer *t)
 {
-	int rc, dfd;
+	int rc;
 
 	memcpy(t->magic, PM_DATA_TRAILER_MAGIC, 8);
 	t->records = w->records;
 	w->hdr.stream_size = w->off - w->stream_off;
 	wput(w, t, sizeof(*t));
 	rc = wflush(w);
-	if (!rc && pwrite(w->fd, &w->hdr, sizeof(w->hdr), 0) != (ssize_t)sizeof(w->hdr))
-		rc = -errno ? -errno : -EIO;
-	if (!rc && fsync(w->fd) < 0)
-		rc = -errno;
-	if (close(w->fd) < 0 && !rc)
-		rc = -errno;
-	w->fd = -1;
-	if (!rc && rename(w->tmp, w->path) < 0)
-		rc = -errno;
-	if (rc) {
-		pm_data_abort(w);
-		return rc;
-	}
-	dfd = open(*w->dir ? w->dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	free(w->tmp);
-	w->tmp = NULL;
+	if (!rc && pwrite(w->out.fd, &w->hdr, sizeof(w->hdr), 0) != (ssize_t)sizeof(w->hdr))
+		rc = errno ? -errno : -EIO;
+	if (!rc)
+		rc = pm_outfile_commit(&w->out);
 	pm_data_abort(w);
-	return 0;
+	return rc;
 }
 
 void pm_data_abort(struct pm_data_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0)
-		close(w->fd);
-	if (w->tmp)
-		unlink(w->tmp);
-	free(w->tmp);
-	free(w->dir);
-	free(w->path);
+	pm_outfile_abort(&w->out);
 	free(w->buf);
 	free(w);
 }

@@ -169,15 +169,17 @@ int pm_data_decode_evid(const struct perf_event_header *h, struct pm_data_evid *
 /* ---- writer ---- */
 
 struct pm_data_writer;
+struct pm_owner;
 
 /*
- * Start a capture for @path: a temporary file in the same directory,
- * renamed over @path by pm_data_finish().  Writes the header, the @nattr
- * (1..PM_DATA_MAX_ATTRS) @attrs and @meta.  0 or -errno.
+ * Start a capture for @path: an unnamed file (outfile.h) that
+ * pm_data_finish() names @path, given to @owner (may be NULL) where
+ * outfile.h says.  Writes the header, the @nattr (1..PM_DATA_MAX_ATTRS)
+ * @attrs and @meta.  0 or -errno.
  */
 int pm_data_create(struct pm_data_writer **out, const char *path,
 		   const struct perf_event_attr *attrs, size_t nattr,
-		   const struct pm_data_meta *meta);
+		   const struct pm_data_meta *meta, const struct pm_owner *owner);
 /* Append one record (h->size bytes, a multiple of 8).  0 or -errno (sticky). */
 int pm_data_write(struct pm_data_writer *w, const struct perf_event_header *h);
 /*
@@ -200,11 +202,11 @@ int pm_data_write_evid(struct pm_data_writer *w, uint64_t id, uint32_t index);
 uint64_t pm_data_bytes(const struct pm_data_writer *w);
 /*
  * Write the trailer (its magic and records are filled in here), patch the
- * header, fsync and rename over the path.  Frees @w.  0 or -errno (then
- * nothing is left at the path; a previous file stays).
+ * header, and give it its name (pm_outfile_commit()).  Frees @w.  0 or
+ * -errno (then nothing is left at the path; a previous file stays).
  */
 int pm_data_finish(struct pm_data_writer *w, struct pm_data_trailer *t);
-/* Drop the capture: the temporary file is removed.  NULL is fine. */
+/* Drop the capture: nothing appears at the path.  NULL is fine. */
 void pm_data_abort(struct pm_data_writer *w);
 
 /* ---- reader ---- */

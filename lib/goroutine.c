@@ -57,7 +57,12 @@ static int parse_minor(const char *v)
 	return (int)minor;
 }
 
-static void finish_layout(struct pm_gor_layout *l)
+/*
+ * The bytes of g and m to read: up to the end of the last field.  False
+ * when a field lies beyond what one read takes (a layout from hostile
+ * DWARF, or a caller's): such a layout is never used.
+ */
+static bool finish_layout(struct pm_gor_layout *l)
 {
 	uint32_t f[] = { l->g_m, l->g_status, l->g_goid, l->g_parent_goid, l->g_gopc,
 			 l->g_startpc, l->g_ancestors, l->g_labels, 8 };
@@ -65,13 +70,20 @@ static void finish_layout(struct pm_gor_layout *l)
 	size_t i;
 
 	l->g_size = 16;
-	for (i = 0; i < PM_ARRAY_SIZE(f); i++)
+	for (i = 0; i < PM_ARRAY_SIZE(f); i++) {
+		if (f[i] > G_READ_MAX - 8)
+			return false;
 		if (f[i] + 8 > l->g_size)
 			l->g_size = f[i] + 8;
+	}
 	l->m_size = 8;
-	for (i = 0; i < PM_ARRAY_SIZE(mf); i++)
+	for (i = 0; i < PM_ARRAY_SIZE(mf); i++) {
+		if (mf[i] > M_READ_MAX - 8)
+			return false;
 		if (mf[i] + 8 > l->m_size)
 			l->m_size = mf[i] + 8;
+	}
+	return true;
 }
 
 static enum pm_gor_labels_kind labels_kind(int minor)
@@ -114,8 +126,7 @@ int pm_gor_layout_version(const char *version, struct pm_gor_layout *out)
 		out->m_gsignal = t[i].gsignal;
 		out->m_curg = t[i].curg;
 		out->labels = labels_kind(minor);
-		finish_layout(out);
-		return 0;
+		return finish_layout(out) ? 0 : -ENOTSUP;
 	}
 	return -ENOTSUP;
 }
@@ -210,8 +221,7 @@ int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_lay
 		if (l.minor < 0)
 			l.minor = 0;
 		l.labels = l.g_labels ? labels_kind(parse_minor(version)) : PM_GOR_LABELS_NONE;
-		finish_layout(&l);
-		if (l.g_size <= G_READ_MAX && l.m_size <= M_READ_MAX) {
+		if (finish_layout(&l)) {
 			*out = l;
 			rc = 0;
 		}
@@ -471,12 +481,17 @@ static struct gproc *proc_of(struct pm_gor *g, pid_t pid)
 	return &g->procs[g->nprocs++];
 }
 
-void pm_gor_set_layout(struct pm_gor *g, pid_t pid, const struct pm_gor_layout *l)
+int pm_gor_set_layout(struct pm_gor *g, pid_t pid, const struct pm_gor_layout *l)
 {
 	struct gproc *p = proc_of(g, pid);
 
 	p->l = *l;
+	if (!finish_layout(&p->l)) {
+		p->state = -1;
+		return -EINVAL;
+	}
 	p->state = 1;
+	return 0;
 }
 
 /* ---- tid -> m ---- */
@@ -1066,8 +1081,10 @@ static uint32_t intern_chain(struct pm_gor *g, const uint32_t *ids, size_t n)
 		if (g->chains[idx].n == n &&
 		    memcmp(g->chainpool + g->chains[idx].off, ids, n * sizeof(*ids)) == 0)
 			return (uint32_t)idx;
-	PM_GROW(g->chainpool, g->capchainpool, g->nchainpool + n);
-	memcpy(g->chainpool + g->nchainpool, ids, n * sizeof(*ids));
+	/* + 1: the pool exists even while every chain is empty (no offset from NULL) */
+	PM_GROW(g->chainpool, g->capchainpool, g->nchainpool + n + 1);
+	if (n)
+		memcpy(g->chainpool + g->nchainpool, ids, n * sizeof(*ids));
 	PM_GROW(g->chains, g->capchains, g->nchains + 1);
 	g->chains[g->nchains] = (struct chain){ (uint32_t)g->nchainpool, (uint32_t)n };
 	g->nchainpool += n;

@@ -116,8 +116,12 @@ struct pm_gor;
 struct pm_gor *pm_gor_new(const struct pm_gor_opts *o);
 void pm_gor_free(struct pm_gor *g); /* NULL is fine */
 
-/* Use @l for @pid (instead of finding its binary; tests). */
-void pm_gor_set_layout(struct pm_gor *g, pid_t pid, const struct pm_gor_layout *l);
+/*
+ * Use @l for @pid (instead of finding its binary; tests, fuzzing).  Its
+ * g_size and m_size are recomputed from the offsets; -EINVAL (and the
+ * inspector off for @pid) when a field lies beyond what one read takes.
+ */
+int pm_gor_set_layout(struct pm_gor *g, pid_t pid, const struct pm_gor_layout *l);
 
 /*
  * The goroutine of a sample, with the layout set for @pid.  0 (fills *out),

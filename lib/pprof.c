@@ -13,6 +13,7 @@
  */
 #include "pprof.h"
 
+#include "outfile.h"
 #include "profile.h"
 #include "util.h"
 
@@ -354,80 +355,27 @@ int pm_pprof_encode(const struct pm_profile *p, uint8_t **out, size_t *len)
 	return rc;
 }
 
-static int write_all(int fd, const uint8_t *buf, size_t len)
+int pm_pprof_write(const struct pm_profile *p, const char *path, const struct pm_owner *owner)
 {
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-int pm_pprof_write(const struct pm_profile *p, const char *path)
-{
+	struct pm_outfile f;
 	uint8_t *buf;
 	size_t len;
-	const char *slash;
-	char *tmp, *dir;
-	mode_t um;
-	int rc, fd;
+	int rc;
 
 	rc = pm_pprof_encode(p, &buf, &len);
 	if (rc)
 		return rc;
 	if (strcmp(path, "-") == 0) {
 		fflush(stdout);
-		rc = write_all(STDOUT_FILENO, buf, len);
-		free(buf);
-		return rc;
-	}
-	slash = strrchr(path, '/');
-	if (slash && !slash[1]) {
-		free(buf);
-		return -EISDIR;
-	}
-	dir = slash ? xstrndup(path, (size_t)(slash - path) + 1) : xstrdup("");
-	tmp = xasprintf("%s.%s.XXXXXX", dir, slash ? slash + 1 : path);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		goto out;
-	}
-	um = umask(0);
-	umask(um);
-	if (fchmod(fd, 0666 & ~um) < 0 && errno != EPERM)
-		rc = -errno;
-	if (!rc)
-		rc = write_all(fd, buf, len);
-	if (!rc && fsync(fd) < 0)
-		rc = -errno;
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc) {
-		unlink(tmp);
+		rc = pm_write_all(STDOUT_FILENO, buf, len);
 	} else {
-		/* make the rename itself durable; failure here loses nothing already written */
-		int dfd = open(*dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
+		rc = pm_outfile_open(&f, path, owner);
+		if (!rc)
+			rc = pm_write_all(f.fd, buf, len);
+		if (!rc)
+			rc = pm_outfile_commit(&f);
+		pm_outfile_abort(&f);
 	}
-out:
-	free(tmp);
-	free(dir);
 	free(buf);
 	return rc;
 }

@@ -9,13 +9,15 @@
 #include <stdint.h>
 
 struct pm_profile;
+struct pm_owner;
 
 /*
- * Write @p to @path atomically: to a temporary file in the same directory,
- * fsync'd, then renamed over @path.  "-" writes to stdout.  0 or -errno;
- * on failure nothing is left at @path (a previous file stays intact).
+ * Write @p to @path atomically (outfile.h: an unnamed file, fsync'd, then
+ * named @path), given to @owner (may be NULL) where outfile.h says.  "-"
+ * writes to stdout.  0 or -errno; on failure nothing is left at @path (a
+ * previous file stays intact).
  */
-int pm_pprof_write(const struct pm_profile *p, const char *path);
+int pm_pprof_write(const struct pm_profile *p, const char *path, const struct pm_owner *owner);
 
 /* Serialize to a gzip'd buffer (owned, free()).  0 or -errno. */
 int pm_pprof_encode(const struct pm_profile *p, uint8_t **out, size_t *len);

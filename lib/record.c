@@ -41,7 +41,6 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +59,7 @@
 #include "goroutine.h"
 #include "kallsyms.h"
 #include "maps.h"
+#include "outfile.h"
 #include "pprof.h"
 #include "profile.h"
 #include "rec.h"
@@ -155,6 +155,8 @@ struct session {
 	bool replay;
 	struct pm_data_writer *cap;
 	int cap_err;
+	const struct pm_owner *owner;              /* of the output files: the sudo user, else NULL */
+	struct pm_owner sudo_user;
 	uint64_t keep;                  /* stack bytes the last sample needs, UINT64_MAX = all */
 	uint64_t vpcs[MAX_FRAMES];      /* the check walk over a cut copy */
 	pid_t lookup_pid;               /* the pid of the walk in progress */
@@ -283,32 +285,22 @@ static int online_cpus(int **out)
 }
 
 /*
- * Can @path be created?  Checked before the command starts, by creating
- * and removing a probe file next to it.
+ * Can @path be created?  Checked before the command starts, by opening
+ * (and dropping) the unnamed file that would become it.
  */
 static int check_output(const char *path)
 {
-	char *copy, *dir, *probe;
+	struct pm_outfile f;
 	struct stat st;
-	int fd, err = 0;
+	int rc;
 
 	if (strcmp(path, "-") == 0)
 		return isatty(STDOUT_FILENO) ? -ENOTTY : 0;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return -EISDIR;
-	copy = xstrdup(path);
-	dir = dirname(copy);
-	probe = xasprintf("%s/.pmuprof-probe-XXXXXX", dir);
-	fd = mkstemp(probe);
-	if (fd < 0)
-		err = -errno;
-	else {
-		close(fd);
-		unlink(probe);
-	}
-	free(probe);
-	free(copy);
-	return err;
+	rc = pm_outfile_open(&f, path, NULL);
+	pm_outfile_abort(&f);
+	return rc;
 }
 
 /*
@@ -912,7 +904,7 @@ static void capture_begin(struct session *s)
 	snprintf(meta.name, sizeof(meta.name), "%s", s->spec[0].name);
 	snprintf(meta.value_type, sizeof(meta.value_type), "%s", s->spec[0].value_type);
 	snprintf(meta.value_unit, sizeof(meta.value_unit), "%s", s->spec[0].value_unit);
-	rc = pm_data_create(&s->cap, s->cfg->raw, s->attr, s->nev, &meta);
+	rc = pm_data_create(&s->cap, s->cfg->raw, s->attr, s->nev, &meta, s->owner);
 	if (rc) {
 		s->cap_err = rc;
 		return;
@@ -2019,6 +2011,15 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	}
 	if (s.attach && check_targets(&s))
 		goto out;
+	/* started through sudo: the command runs as, and the files go to, the user who typed it */
+	rc = cfg->keep_privileges ? 0 : pm_target_sudo_user(&s.sudo_user.uid, &s.sudo_user.gid);
+	if (rc < 0) {
+		set_err(res, PM_REC_ERR,
+			"SUDO_UID/SUDO_GID are set but not valid ids; unset them, or "
+			"keep root with --no-drop-privileges");
+		goto out;
+	}
+	s.owner = rc > 0 ? &s.sudo_user : NULL;
 	rc = check_output(output);
 	if (rc) {
 		set_err(res, PM_REC_ERR, "cannot write '%s': %s", output,
@@ -2074,23 +2075,8 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 					strerror(errno));
 			goto out;
 		}
-		{
-			/* started through sudo: the command runs as the user who typed it */
-			uid_t uid;
-			gid_t gid;
-			int su = cfg->keep_privileges ? 0 : pm_target_sudo_user(&uid, &gid);
-
-			if (su < 0) {
-				free(path);
-				path = NULL;
-				set_err(res, PM_REC_ERR,
-					"SUDO_UID/SUDO_GID are set but not valid ids; unset them, or "
-					"run the command as root with --no-drop-privileges");
-				goto out;
-			}
-			rc = su ? pm_target_spawn_as(&tgt, path, cfg->argv, uid, gid)
-				: pm_target_spawn(&tgt, path, cfg->argv);
-		}
+		rc = s.owner ? pm_target_spawn_as(&tgt, path, cfg->argv, s.owner->uid, s.owner->gid)
+			     : pm_target_spawn(&tgt, path, cfg->argv);
 		if (rc) {
 			set_err(res, PM_REC_ERR, "cannot start '%s': %s", cfg->argv[0],
 				strerror(-rc));
@@ -2198,12 +2184,12 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 			goto out;
 		}
 	}
-	rc = pm_pprof_write(prof, output);
+	rc = pm_pprof_write(prof, output, s.owner);
 	if (rc) {
 		/* the recording exists only in memory: keep it somewhere if at all possible */
 		char *alt = rescue_path(output);
 
-		if (alt && pm_pprof_write(prof, alt) == 0)
+		if (alt && pm_pprof_write(prof, alt, s.owner) == 0)
 			set_err(res, PM_REC_ERR, "cannot write '%s': %s; the profile was saved to '%s'",
 				output, strerror(-rc), alt);
 		else

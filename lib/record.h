@@ -57,8 +57,10 @@ struct pm_record_cfg {
 	 */
 	const char *raw;
 	/*
-	 * added (issue 8): run the command as root even when pmuprof was
-	 * started through sudo (default: as SUDO_UID/SUDO_GID, pm_target_sudo_user())
+	 * added (issue 8): run the command as root, and leave the output
+	 * files root's, even when pmuprof was started through sudo (default:
+	 * the command runs as SUDO_UID/SUDO_GID, pm_target_sudo_user(), and
+	 * the files are given to them where outfile.h says)
 	 */
 	bool keep_privileges;
 };

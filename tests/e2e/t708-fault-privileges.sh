@@ -1,8 +1,11 @@
 #!/bin/sh
 # Privilege: under sudo (SUDO_UID/SUDO_GID set, pmuprof root) the command
 # runs as the invoking user -- uid, gid, groups, no capabilities -- and is
-# still profiled; --no-drop-privileges keeps root; bad SUDO_* values are a
-# clear error.  Needs root (skipped otherwise).
+# still profiled; the profile and the --raw capture belong to that user
+# where they may write the directory (a sticky /tmp-like one, their own),
+# stay root's where only root may write, also when attached (-p);
+# --no-drop-privileges keeps root for both; bad SUDO_* values are a clear
+# error.  Needs root (skipped otherwise).
 . "$(dirname "$0")/lib.sh"
 need_perf
 F=$GOFIX/faults
@@ -45,3 +48,40 @@ expect_fail bad-sudo-uid 1 "SUDO_UID.*not valid" \
 	env SUDO_UID=abc SUDO_GID=65534 "$PMUPROF" record -e cpu-clock -q -o "$out" -- true
 expect_fail bad-sudo-gid 1 "SUDO_UID.*not valid" \
 	env -u SUDO_GID SUDO_UID=65534 "$PMUPROF" record -e cpu-clock -q -o "$out" -- true
+
+# the files it writes: the user's where they could have written them
+owner() { stat -c '%u:%g' "$1" 2>/dev/null; }
+mkdir -p "$T/sticky" "$T/rootonly-dir"
+chmod 1777 "$T/sticky"
+chmod 755 "$T/rootonly-dir"
+p=$T/sticky/p.pb.gz r=$T/sticky/c.data
+SUDO_UID=65534 SUDO_GID=65534 "$PMUPROF" record -e cpu-clock -q -o "$p" --raw "$r" -- true
+if [ "$(owner "$p")" = 65534:65534 ] && [ "$(owner "$r")" = 65534:65534 ]; then
+	pass files-owned-by-user
+else
+	fail files-owned-by-user "profile $(owner "$p"), capture $(owner "$r")"
+fi
+# ... which that user can then replace and remove (in a sticky dir only the owner can)
+if su -s /bin/sh nobody -c "rm -f '$p' '$r'" 2>/dev/null && [ ! -e "$p" ] && [ ! -e "$r" ]; then
+	pass user-can-remove
+else
+	fail user-can-remove "$(ls -l "$T/sticky" | tr '\n' '|')"
+fi
+SUDO_UID=65534 SUDO_GID=65534 "$PMUPROF" record --no-drop-privileges -e cpu-clock -q -o "$p" --raw "$r" -- true
+if [ "$(owner "$p")" = 0:0 ] && [ "$(owner "$r")" = 0:0 ]; then pass files-no-drop-root; else fail files-no-drop-root "profile $(owner "$p"), capture $(owner "$r")"; fi
+p2=$T/rootonly-dir/p.pb.gz
+SUDO_UID=65534 SUDO_GID=65534 "$PMUPROF" record -e cpu-clock -q -o "$p2" --raw "$p2.data" -- true
+if [ "$(owner "$p2")" = 0:0 ] && [ "$(owner "$p2.data")" = 0:0 ]; then
+	pass files-root-dir-stay-root
+else
+	fail files-root-dir-stay-root "profile $(owner "$p2"), capture $(owner "$p2.data")"
+fi
+# attached: no command to run as the user, the files are still theirs
+"$F" -mode busy -n 1 -secs 3 >/dev/null 2>&1 &
+bg=$!
+sleep 0.3
+p3=$T/sticky/attach.pb.gz
+SUDO_UID=65534 SUDO_GID=65534 "$PMUPROF" record -e cpu-clock -q -p $bg --duration 0.5 -o "$p3"
+kill $bg 2>/dev/null
+wait $bg 2>/dev/null
+if [ "$(owner "$p3")" = 65534:65534 ]; then pass files-attach-owned-by-user; else fail files-attach-owned-by-user "profile $(owner "$p3")"; fi

@@ -19,12 +19,7 @@ static char dir[] = "/tmp/pmuprof-test-datafile.XXXXXX";
 
 static const char *tmp_path(const char *name)
 {
-	static char buf[256];
-
-	if (dir[sizeof(dir) - 2] == 'X' && !mkdtemp(dir))
-		return NULL;
-	snprintf(buf, sizeof(buf), "%s/%s", dir, name);
-	return buf;
+	return pm_test_tmp_path(dir, sizeof(dir), name);
 }
 
 static void fill_attr(struct perf_event_attr *a)
@@ -79,7 +74,7 @@ static int write_capture(const char *path, bool finish)
 	snprintf(meta.value_type, sizeof(meta.value_type), "cpu");
 	snprintf(meta.value_unit, sizeof(meta.value_unit), "nanoseconds");
 	meta.t0_wall_ns = 123;
-	CHECK_INT(pm_data_create(&w, path, &a, 1, &meta), 0);
+	CHECK_INT(pm_data_create(&w, path, &a, 1, &meta, NULL), 0);
 	CHECK_INT(pm_data_write_map(w, 7, 0x400000, 0x500000, 0, "/bin/true"), 0);
 	CHECK_INT(pm_data_write_binary(w, "/bin/true", "0123abcd", 0), 0);
 	CHECK_INT(pm_data_write_owner(w, 42, 8), 0);
@@ -310,9 +305,9 @@ static int t_events(void)
 	snprintf(meta.name, sizeof(meta.name), "cpu-clock");
 	snprintf(meta.value_type, sizeof(meta.value_type), "cpu-clock");
 	snprintf(meta.value_unit, sizeof(meta.value_unit), "nanoseconds");
-	CHECK_INT(pm_data_create(&w, path, a, 0, &meta), -EINVAL);
-	CHECK_INT(pm_data_create(&w, path, a, PM_DATA_MAX_ATTRS + 1, &meta), -EINVAL);
-	CHECK_INT(pm_data_create(&w, path, a, 3, &meta), 0);
+	CHECK_INT(pm_data_create(&w, path, a, 0, &meta, NULL), -EINVAL);
+	CHECK_INT(pm_data_create(&w, path, a, PM_DATA_MAX_ATTRS + 1, &meta, NULL), -EINVAL);
+	CHECK_INT(pm_data_create(&w, path, a, 3, &meta, NULL), 0);
 	memset(&ev, 0, sizeof(ev));
 	ev.index = 2;
 	ev.type = 1;

@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include "goroutine.h"
+#include "maps.h"
+#include "profile.h"
+#include "stacks.h"
 #include "symtab.h"
 #include "test.h"
 
@@ -298,6 +301,68 @@ static int test_labels_hostile(void)
 	return PM_PASS;
 }
 
+/* A layout with a field past one read of g or m is refused, whatever it claims. */
+static int test_layout_vetted(void)
+{
+	struct pm_gor_layout l, bad;
+	struct pm_gor_info gi;
+	struct pm_gor *g;
+
+	pm_gor_layout_version("go1.19.8", &l);
+	fake_world(&l, false);
+	g = fake_gor(&l);
+	bad = l;
+	bad.g_labels = 0xfffffffc; /* + 8 wraps to 4 in 32 bits */
+	CHECK_INT(pm_gor_set_layout(g, 1, &bad), -EINVAL);
+	CHECK_INT(pm_gor_inspect(g, 1, TID, G1, STK + 0x10, NULL, 0, &gi), -ENOTSUP);
+	bad = l;
+	bad.m_curg = 4096;
+	CHECK_INT(pm_gor_set_layout(g, 1, &bad), -EINVAL);
+	bad = l;
+	bad.g_size = 8; /* sizes are recomputed, not trusted */
+	bad.m_size = 8;
+	CHECK_INT(pm_gor_set_layout(g, 1, &bad), 0);
+	CHECK_INT(pm_gor_inspect(g, 1, TID, G1, STK + 0x10, NULL, 0, &gi), 0);
+	CHECK_INT(gi.goid, 77);
+	pm_gor_free(g);
+	return PM_PASS;
+}
+
+/*
+ * Creators asked for, but the go statement is in no mapping: an empty
+ * chain, interned and found again from the cache (the reproducer is
+ * tests/fuzz/crashes/fuzz-goroutine/empty-chain-null-offset).
+ */
+static int test_sample_empty_chain(void)
+{
+	struct pm_gor_layout l;
+	struct pm_maps *maps = pm_maps_new();
+	struct pm_stacks *st = pm_stacks_new(1);
+	struct pm_prof_label lab[4];
+	uint32_t ids[8];
+	uint64_t pc = 0x401000;
+	struct pm_gor *g;
+	size_t n, k;
+	int round;
+
+	pm_gor_layout_version("go1.19.8", &l);
+	fake_world(&l, false);
+	g = fake_gor(&l);
+	for (round = 0; round < 2; round++) {
+		n = pm_gor_sample(g, maps, st, 1, TID, G1, STK + 0x10, NULL, 0, &pc, 1, ids, 0, 8);
+		CHECK_INT(n, 1); /* the tag frame alone */
+		k = n;
+		CHECK_INT(pm_gor_labels(g, st, ids, &k, lab, 4), 3);
+		CHECK_INT(k, 0);
+		CHECK_INT(lab[0].num, 77);
+		CHECK_STR(lab[1].key, "handler");
+	}
+	pm_gor_free(g);
+	pm_stacks_free(st);
+	pm_maps_free(maps);
+	return PM_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct pm_test tests[] = {
@@ -308,6 +373,8 @@ int main(int argc, char **argv)
 		{ "inspect_late", test_inspect_late },
 		{ "labels_slice_go126", test_labels_slice },
 		{ "labels_hostile", test_labels_hostile },
+		{ "layout_vetted", test_layout_vetted },
+		{ "sample_empty_chain", test_sample_empty_chain },
 		{ NULL, NULL },
 	};
 

@@ -375,21 +375,6 @@ static int test_raw_protobuf(void)
 
 /* ---- writing files ---- */
 
-static int count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
-}
-
 static int test_write(void)
 {
 	struct pm_profile *p = rich_profile(), *q = NULL;
@@ -405,8 +390,8 @@ static int test_write(void)
 	snprintf(dir, sizeof(dir), "%s", tmp_path("w"));
 	CHECK_INT(mkdir(dir, 0755), 0);
 	snprintf(path, sizeof(path), "%s/out.pb.gz", dir);
-	CHECK_INT(pm_pprof_write(p, path), 0);
-	CHECK_INT(count_entries(dir), 1);
+	CHECK_INT(pm_pprof_write(p, path, NULL), 0);
+	CHECK_INT(pm_test_count_entries(dir), 1);
 	CHECK_INT(pm_pprof_read(path, &q, err, sizeof(err)), 0);
 	CHECK_INT(prof_equal(p, q), PM_PASS);
 	pm_prof_free(q);
@@ -423,22 +408,22 @@ static int test_write(void)
 
 	/* replacing an existing file */
 	CHECK_INT(write_file(path, "old", 3), 0);
-	CHECK_INT(pm_pprof_write(p, path), 0);
-	CHECK_INT(count_entries(dir), 1);
+	CHECK_INT(pm_pprof_write(p, path, NULL), 0);
+	CHECK_INT(pm_test_count_entries(dir), 1);
 	CHECK_INT(stat(path, &st), 0);
 	CHECK_INT(st.st_size, (long)len);
 
 	/* failures leave nothing behind */
 	snprintf(sub, sizeof(sub), "%s/nodir/out.pb.gz", dir);
-	CHECK_INT(pm_pprof_write(p, sub), -ENOENT);
+	CHECK_INT(pm_pprof_write(p, sub, NULL), -ENOENT);
 	snprintf(sub, sizeof(sub), "%s/adir", dir);
 	CHECK_INT(mkdir(sub, 0755), 0);
-	CHECK(pm_pprof_write(p, sub) < 0); /* rename onto a directory */
-	CHECK_INT(count_entries(dir), 2);
-	CHECK_INT(count_entries(sub), 0);
+	CHECK(pm_pprof_write(p, sub, NULL) < 0); /* rename onto a directory */
+	CHECK_INT(pm_test_count_entries(dir), 2);
+	CHECK_INT(pm_test_count_entries(sub), 0);
 	snprintf(sub, sizeof(sub), "%s/adir/", dir);
-	CHECK(pm_pprof_write(p, sub) < 0);
-	CHECK_INT(count_entries(sub), 0);
+	CHECK(pm_pprof_write(p, sub, NULL) < 0);
+	CHECK_INT(pm_test_count_entries(sub), 0);
 
 	/* "-" is standard output */
 	{
@@ -451,7 +436,7 @@ static int test_write(void)
 		CHECK(saved >= 0 && fd >= 0);
 		dup2(fd, STDOUT_FILENO);
 		close(fd);
-		n = pm_pprof_write(p, "-");
+		n = pm_pprof_write(p, "-", NULL);
 		fflush(stdout);
 		dup2(saved, STDOUT_FILENO);
 		close(saved);
@@ -844,7 +829,7 @@ static int test_go_reads_ours(void)
 	if (!have_go())
 		SKIP("%s not found", GO);
 	snprintf(path, sizeof(path), "%s", tmp_path("ours.pb.gz"));
-	CHECK_INT(pm_pprof_write(p, path), 0);
+	CHECK_INT(pm_pprof_write(p, path, NULL), 0);
 
 	snprintf(out, sizeof(out), "%s", tmp_path("raw.txt"));
 	snprintf(cmd, sizeof(cmd), "%s %s tool pprof -raw -symbolize=none %s >%s 2>&1", go_env(),
@@ -1007,7 +992,7 @@ static int test_js_reads_ours(void)
 		SKIP("no node");
 	p = rich_profile();
 	snprintf(path, sizeof(path), "%s", tmp_path("js.pb.gz"));
-	CHECK_INT(pm_pprof_write(p, path), 0);
+	CHECK_INT(pm_pprof_write(p, path, NULL), 0);
 	pm_prof_free(p);
 	snprintf(out, sizeof(out), "%s", tmp_path("js.txt"));
 	snprintf(cmd, sizeof(cmd),

@@ -11,6 +11,7 @@
 #ifndef PM_TEST_H
 #define PM_TEST_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,36 @@ struct pm_test {
 		fprintf(stderr, "\n");                                                 \
 		return PM_SKIP;                                                        \
 	} while (0)
+
+/* Entries in directory @dir, "." and ".." aside; -1 when it cannot be read. */
+static inline int pm_test_count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * @dir (a mkdtemp() template, such as "/tmp/pmuprof-test-x.XXXXXX", made
+ * on first use) "/" @name, in a static buffer; NULL when it cannot be made.
+ */
+static inline const char *pm_test_tmp_path(char *dir, size_t dirsize, const char *name)
+{
+	static char buf[256];
+
+	if (dir[dirsize - 2] == 'X' && !mkdtemp(dir))
+		return NULL;
+	snprintf(buf, sizeof(buf), "%s/%s", dir, name);
+	return buf;
+}
 
 /* Path of a fixture under $PMUPROF_FIXTURES, in a static buffer. */
 static inline const char *pm_test_fixture(const char *rel)
