@@ -477,6 +477,7 @@ static void setup_limits(struct session *s)
 static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 {
 	struct pm_unw_input in;
+	struct pm_unw_goabi goabi;
 	unsigned status;
 	size_t n, i, nchain = 0, nk = 0;
 	int64_t values[2];
@@ -529,7 +530,16 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 		pm_maps_load_proc(s->maps, pid);
 	pm_maps_set_unwind_pid(s->maps, pid);
 	s->lookup_pid = pid;
+	/* frames: the runtime's offsets, to cross its stack switches */
+	if (in.read_mem && s->gor && pm_gor_unw_abi(s->gor, s->maps, pid, NULL, 0, &goabi))
+		in.go = &goabi;
 	n = pm_unw_walk(unwinder(s, pid), &in, s->pcs, MAX_FRAMES, &status);
+	if ((status & PM_UNW_NEED_GO) && s->gor &&
+	    pm_gor_unw_abi(s->gor, s->maps, pid, s->pcs, n, &goabi)) {
+		/* the first sample of a Go process that needs them: walk again */
+		in.go = &goabi;
+		n = pm_unw_walk(unwinder(s, pid), &in, s->pcs, MAX_FRAMES, &status);
+	}
 	if (s->cap)
 		s->keep = capture_keep(s, &in, pid, n, status);
 	for (i = 0; i < nk; i++) {
