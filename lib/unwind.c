@@ -743,7 +743,7 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 					break;
 				}
 				if (rc <= 0 && !w.nswitch && !(f.flags & PM_UNW_F_MCALL) &&
-				    w.cur.read_mem) {
+				    w.cur.read_mem && in->go) {
 					/* curg.sched has moved on: the kernel's chain has not */
 					size_t m = chain_cross(u, &w, in, &f, pcs, n, max, status);
 
