@@ -248,6 +248,17 @@ int pm_data_write_evid(struct pm_data_writer *w, uint64_t id, uint32_t index)
 	return write_id(w, PM_DATA_REC_EVID, id, index);
 }
 
+int pm_data_write_mem(struct pm_data_writer *w, const uint8_t *entries, size_t len)
+{
+	struct perf_event_header h = { PM_DATA_REC_MEM, 0, (uint16_t)(8 + len) };
+
+	if (len % 8 || len > 65528 - 8)
+		return -EINVAL;
+	w->records++;
+	wput(w, &h, sizeof(h));
+	return wput(w, entries, len);
+}
+
 uint64_t pm_data_bytes(const struct pm_data_writer *w)
 {
 	return w->off;

@@ -61,6 +61,11 @@ _Static_assert(sizeof(struct pm_data_header) == 64, "capture header changed size
 enum pm_data_meta_flags {
 	PM_DATA_ATTACH = 1 << 0,  /* attached (-p/-t): event ids map to threads */
 	PM_DATA_KERNEL = 1 << 1,  /* --kernel */
+	/*
+	 * the target memory each sample's processing read is in MEM records
+	 * (unwinding across stack switches, goroutines): replay reads it there
+	 */
+	PM_DATA_MEMORY = 1 << 2,
 };
 
 /*
@@ -83,7 +88,8 @@ struct pm_data_meta {
 	char name[64];           /* the event's canonical name */
 	char value_type[64];     /* pprof sample type of the event */
 	char value_unit[16];
-	uint8_t reserved[48];
+	uint32_t creators;       /* --creators levels (0 = none) */
+	uint8_t reserved[44];
 };
 _Static_assert(sizeof(struct pm_data_meta) == 256, "capture meta changed size");
 
@@ -122,6 +128,12 @@ enum pm_data_rec_type {
 	PM_DATA_REC_EVENT = PM_DATA_REC_BASE + 4,
 	/* Several events: u64 event id, u32 index of the attr it was opened with, u32 0 */
 	PM_DATA_REC_EVID = PM_DATA_REC_BASE + 5,
+	/*
+	 * Target memory the next sample's processing read (PM_DATA_MEMORY):
+	 * entries of u32 pid, u32 len, u64 addr and len bytes padded to 8,
+	 * up to the record's end; a sample's reads may take several records.
+	 */
+	PM_DATA_REC_MEM = PM_DATA_REC_BASE + 6,
 };
 
 /* At most this many attrs (events) in a capture. */
@@ -196,6 +208,8 @@ int pm_data_write_map(struct pm_data_writer *w, uint32_t pid, uint64_t start, ui
 int pm_data_write_binary(struct pm_data_writer *w, const char *path, const char *build_id,
 			 unsigned flags);
 int pm_data_write_owner(struct pm_data_writer *w, uint64_t id, uint32_t tid);
+/* A MEM record of @len bytes of entries (a multiple of 8, at most 65528 - 8). */
+int pm_data_write_mem(struct pm_data_writer *w, const uint8_t *entries, size_t len);
 int pm_data_write_event(struct pm_data_writer *w, const struct pm_data_event *ev);
 int pm_data_write_evid(struct pm_data_writer *w, uint64_t id, uint32_t index);
 /* Bytes written so far. */

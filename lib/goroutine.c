@@ -65,7 +65,8 @@ static int parse_minor(const char *v)
 static bool finish_layout(struct pm_gor_layout *l)
 {
 	uint32_t f[] = { l->g_m, l->g_status, l->g_goid, l->g_parent_goid, l->g_gopc,
-			 l->g_startpc, l->g_ancestors, l->g_labels, 8 };
+			 l->g_startpc, l->g_ancestors, l->g_labels, l->g_sched_sp, l->g_sched_pc,
+			 l->g_sched_bp, 8 };
 	uint32_t mf[] = { l->m_procid, l->m_gsignal, l->m_curg, 8 };
 	size_t i;
 
@@ -84,6 +85,19 @@ static bool finish_layout(struct pm_gor_layout *l)
 			l->m_size = mf[i] + 8;
 	}
 	return true;
+}
+
+/*
+ * g.sched is the gobuf at 56 in every version: sp 0, pc 8, then (ret,) lr,
+ * bp; gobuf.ret went away in 1.25, so bp is at 48 before and 40 after.
+ */
+#define G_SCHED 56
+
+static void sched_layout(struct pm_gor_layout *l, int minor)
+{
+	l->g_sched_sp = G_SCHED;
+	l->g_sched_pc = G_SCHED + 8;
+	l->g_sched_bp = G_SCHED + (minor >= 25 ? 40 : 48);
 }
 
 static enum pm_gor_labels_kind labels_kind(int minor)
@@ -125,6 +139,7 @@ int pm_gor_layout_version(const char *version, struct pm_gor_layout *out)
 		out->m_procid = t[i].procid;
 		out->m_gsignal = t[i].gsignal;
 		out->m_curg = t[i].curg;
+		sched_layout(out, minor);
 		out->labels = labels_kind(minor);
 		return finish_layout(out) ? 0 : -ENOTSUP;
 	}
@@ -171,7 +186,8 @@ int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_lay
 	Dwarf_Off off = 0, next;
 	size_t hsize;
 	int fd, rc = -ENOENT, guard = 0;
-	bool have_g = false, have_m = false;
+	bool have_g = false, have_m = false, have_buf = false;
+	uint32_t sched = 0, buf_sp = UINT32_MAX, buf_pc = UINT32_MAX, buf_bp = UINT32_MAX;
 	struct pm_gor_layout l;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -182,7 +198,7 @@ int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_lay
 	dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
 	memset(&l, 0, sizeof(l));
 	/* Go names each compile unit after its package: only "runtime" is walked */
-	while (dw && !(have_g && have_m) && guard++ < 100000 &&
+	while (dw && !(have_g && have_m && have_buf) && guard++ < 100000 &&
 	       dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu, d;
 		const char *name;
@@ -202,17 +218,22 @@ int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_lay
 			if (!have_g && strcmp(nm, "runtime.g") == 0) {
 				const char *names[] = { "m",	     "goid",	  "parentGoid",
 							"gopc",	     "startpc",	  "ancestors",
-							"labels",    "atomicstatus" };
+							"labels",    "atomicstatus", "sched" };
 				uint32_t *offs[] = { &l.g_m,	   &l.g_goid,	   &l.g_parent_goid,
 						     &l.g_gopc,	   &l.g_startpc,   &l.g_ancestors,
-						     &l.g_labels,  &l.g_status };
-				have_g = struct_members(&d, names, offs, 8) >= 7;
+						     &l.g_labels,  &l.g_status,	   &sched };
+				have_g = struct_members(&d, names, offs, 9) >= 7;
+			} else if (!have_buf && strcmp(nm, "runtime.gobuf") == 0) {
+				const char *names[] = { "sp", "pc", "bp" };
+				uint32_t *offs[] = { &buf_sp, &buf_pc, &buf_bp };
+				have_buf = struct_members(&d, names, offs, 3) == 3;
 			} else if (!have_m && strcmp(nm, "runtime.m") == 0) {
 				const char *names[] = { "procid", "gsignal", "curg" };
 				uint32_t *offs[] = { &l.m_procid, &l.m_gsignal, &l.m_curg };
 				have_m = struct_members(&d, names, offs, 3) == 3;
 			}
-		} while (!(have_g && have_m) && dwarf_siblingof(&d, &d) == 0 && ++k < 1000000);
+		} while (!(have_g && have_m && have_buf) && dwarf_siblingof(&d, &d) == 0 &&
+			 ++k < 1000000);
 	}
 	if (have_g && have_m && l.g_m && l.g_goid && l.g_gopc && l.g_status && l.m_procid &&
 	    l.m_curg) {
@@ -221,6 +242,14 @@ int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_lay
 		if (l.minor < 0)
 			l.minor = 0;
 		l.labels = l.g_labels ? labels_kind(parse_minor(version)) : PM_GOR_LABELS_NONE;
+		/* g.sched from DWARF when it has it all, else the version's gobuf */
+		if (sched && have_buf && buf_sp < 64 && buf_pc < 64 && buf_bp < 64) {
+			l.g_sched_sp = sched + buf_sp;
+			l.g_sched_pc = sched + buf_pc;
+			l.g_sched_bp = sched + buf_bp;
+		} else {
+			sched_layout(&l, l.minor);
+		}
 		if (finish_layout(&l)) {
 			*out = l;
 			rc = 0;
@@ -1297,6 +1326,26 @@ static bool find_layout(struct gproc *p, struct pm_maps *maps, pid_t pid,
 	if (++p->tries >= MAX_GO_TRIES)
 		p->state = -1; /* not a Go process */
 	return false;
+}
+
+bool pm_gor_unw_abi(struct pm_gor *g, struct pm_maps *maps, pid_t pid, const uint64_t *pcs,
+		    size_t npcs, struct pm_unw_goabi *out)
+{
+	struct gproc *p = proc_of(g, pid);
+	const struct pm_gor_layout *l = &p->l;
+
+	if (npcs == 0 ? p->state != 1 : !find_layout(p, maps, pid, pcs, npcs))
+		return false;
+	if (!l->g_m || !l->m_curg || !l->g_sched_sp || !l->g_sched_pc)
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->g_m = l->g_m;
+	out->g_sched_sp = l->g_sched_sp;
+	out->g_sched_pc = l->g_sched_pc;
+	out->g_sched_bp = l->g_sched_bp;
+	out->m_curg = l->m_curg;
+	out->m_gsignal = l->m_gsignal;
+	return true;
 }
 
 static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,

@@ -35,6 +35,7 @@
 #include <sys/types.h>
 
 #include "stacks.h"
+#include "unwind.h"
 
 struct pm_maps;
 struct pm_sym;
@@ -63,6 +64,7 @@ struct pm_gor_layout {
 	bool from_dwarf;
 	uint32_t g_size;       /* bytes of runtime.g to read (covers every field below) */
 	uint32_t g_m, g_status, g_goid, g_parent_goid, g_gopc, g_startpc, g_ancestors, g_labels;
+	uint32_t g_sched_sp, g_sched_pc, g_sched_bp; /* g.sched (a gobuf): its sp, pc, bp */
 	uint32_t m_size;
 	uint32_t m_procid, m_gsignal, m_curg;
 	enum pm_gor_labels_kind labels;
@@ -115,6 +117,15 @@ struct pm_gor_info {
 struct pm_gor;
 struct pm_gor *pm_gor_new(const struct pm_gor_opts *o);
 void pm_gor_free(struct pm_gor *g); /* NULL is fine */
+
+/*
+ * The offsets the unwinder needs to cross the runtime's stack switches
+ * (pm_unw_input.go) for @pid, from the layout pm_gor_sample uses: found
+ * from the first Go mapping among @pcs, or, when @npcs is 0, only if
+ * already found.  true when known.
+ */
+bool pm_gor_unw_abi(struct pm_gor *g, struct pm_maps *maps, pid_t pid, const uint64_t *pcs,
+		    size_t npcs, struct pm_unw_goabi *out);
 
 /*
  * Use @l for @pid (instead of finding its binary; tests, fuzzing).  Its

@@ -50,6 +50,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <asm/perf_regs.h>
@@ -79,6 +80,8 @@
 #define MAX_DFRAMES_DEFAULT (1024u * 1024) /* distinct frames (PMUPROF_MAX_FRAMES) */
 #define MAX_PROBES 4 /* goroutine creation probes: two per binary, two binaries */
 #define PROBE_STACK 256 /* bytes of stack a creation probe copies */
+#define MLOG_MAX (1u << 20)     /* target bytes logged for one sample at most */
+#define MLOG_CHUNK 32768        /* ... in entries of at most this */
 
 struct unw_slot {
 	pid_t pid;
@@ -118,6 +121,14 @@ struct session {
 	size_t nuser;
 	enum { PROBE_NONE, PROBE_NEWPROC, PROBE_RUNQPUT } probe[PM_EVT_MAX + MAX_PROBES];
 	uint64_t creations;
+	/*
+	 * --raw: the target memory the sample in progress read, as MEM entries
+	 * (datafile.h): logged live, served at replay, so that a replay
+	 * crosses the same stack switches and reads the same goroutines
+	 */
+	bool mlog_on;
+	uint8_t *mlog;
+	size_t mlog_len, mlog_cap;
 	struct idtab ev_of;      /* several events: event id -> its index */
 	int fail_ev;             /* the event whose open failed */
 	struct pm_rec_layout layout;
@@ -177,6 +188,7 @@ struct bin_info {
 static void set_err(struct pm_record_result *res, enum pm_record_err err, const char *fmt, ...)
 	PM_PRINTF(3, 4);
 static int open_thread(struct session *s, pid_t tid);
+static void cap_check(struct session *s, int rc);
 
 static void idtab_put(struct idtab *t, uint64_t key, int32_t val);
 
@@ -481,9 +493,111 @@ static void setup_limits(struct session *s)
 			     env_limit("PMUPROF_MAX_STACKS", MAX_STACKS_DEFAULT), s->limit_frame);
 }
 
+static void mlog_add(struct session *s, pid_t pid, uint64_t addr, const uint8_t *buf, size_t len)
+{
+	while (len) {
+		size_t n = len < MLOG_CHUNK ? len : MLOG_CHUNK, sz = 16 + ((n + 7) & ~(size_t)7);
+		uint32_t hd[2] = { (uint32_t)pid, (uint32_t)n };
+		uint8_t *e;
+
+		if (s->mlog_len + sz > MLOG_MAX)
+			return; /* the replay will miss the rest, as a process gone would */
+		PM_GROW(s->mlog, s->mlog_cap, s->mlog_len + sz);
+		e = s->mlog + s->mlog_len;
+		memset(e, 0, sz);
+		memcpy(e, hd, 8);
+		memcpy(e + 8, &addr, 8);
+		memcpy(e + 16, buf, n);
+		s->mlog_len += sz;
+		addr += n;
+		buf += n;
+		len -= n;
+	}
+}
+
+/*
+ * Every read of the target while processing a sample: live, from the
+ * process (and logged with --raw); at replay, from the logged entries,
+ * which came from the file (checked as such).
+ */
+static int mlog_read(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+
+	if (!s->replay) {
+		struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+		ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+
+		if (got < 0 || (size_t)got != len)
+			return -EFAULT;
+		if (s->cap)
+			mlog_add(s, pid, addr, buf, len);
+		return 0;
+	}
+	while (len) {
+		size_t off = 0, n = 0;
+
+		while (off + 16 <= s->mlog_len) {
+			const uint8_t *e = s->mlog + off;
+			uint32_t elen = pm_le32(e + 4);
+			uint64_t ea = pm_le64(e + 8), sz = 16 + (((uint64_t)elen + 7) & ~7ULL);
+
+			if (sz > s->mlog_len - off)
+				break;
+			if ((pid_t)pm_le32(e) == pid && addr >= ea && addr - ea < elen) {
+				n = elen - (size_t)(addr - ea) < len ? elen - (size_t)(addr - ea) : len;
+				memcpy(out, e + 16 + (addr - ea), n);
+				break;
+			}
+			off += (size_t)sz;
+		}
+		if (!n)
+			return -EFAULT;
+		out += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int unw_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct session *s = arg;
+
+	return mlog_read(s, s->unw_pid, addr, buf, len);
+}
+
+static int gor_read(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	return mlog_read(arg, pid, addr, buf, len);
+}
+
+/* Live: the sample's MEM records, in records of at most 64 KiB, before the sample. */
+static void mlog_write(struct session *s)
+{
+	size_t off = 0;
+
+	while (off < s->mlog_len) {
+		size_t end = off;
+
+		while (end < s->mlog_len) {
+			size_t sz = 16 + ((pm_le32(s->mlog + end + 4) + 7) & ~(size_t)7);
+
+			if (end + sz - off > 65528 - 8)
+				break;
+			end += sz;
+		}
+		if (end == off)
+			break; /* cannot happen: entries are at most MLOG_CHUNK */
+		cap_check(s, pm_data_write_mem(s->cap, s->mlog + off, end - off));
+		off = end;
+	}
+}
+
 static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 {
 	struct pm_unw_input in;
+	struct pm_unw_goabi goabi;
 	unsigned status;
 	size_t n, i, nchain = 0, nk = 0;
 	int64_t values[2 * PM_EVT_MAX];
@@ -511,9 +625,9 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 		/* frames: every register, for DWARF CFI */
 		pm_unw_set_perf_regs(&in, s->attr[0].sample_regs_user, smp->regs, smp->nregs);
 		s->unw_pid = pid;
-		/* replay: the process is gone, as when it exits while recording */
-		in.read_mem = s->replay ? NULL : pm_unw_read_pid;
-		in.read_arg = &s->unw_pid;
+		/* replay: the process is gone: its memory is what the capture logged, if any */
+		in.read_mem = s->mlog_on ? unw_read : s->replay ? NULL : pm_unw_read_pid;
+		in.read_arg = s->mlog_on ? (void *)s : (void *)&s->unw_pid;
 		user = true;
 	}
 	for (i = 0; i < smp->nr; i++) {
@@ -542,7 +656,16 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 		pm_maps_load_proc(s->maps, pid);
 	pm_maps_set_unwind_pid(s->maps, pid);
 	s->lookup_pid = pid;
+	/* frames: the runtime's offsets, to cross its stack switches */
+	if (in.read_mem && s->gor && pm_gor_unw_abi(s->gor, s->maps, pid, NULL, 0, &goabi))
+		in.go = &goabi;
 	n = pm_unw_walk(unwinder(s, pid), &in, s->pcs, MAX_FRAMES, &status);
+	if ((status & PM_UNW_NEED_GO) && s->gor &&
+	    pm_gor_unw_abi(s->gor, s->maps, pid, s->pcs, n, &goabi)) {
+		/* the first sample of a Go process that needs them: walk again */
+		in.go = &goabi;
+		n = pm_unw_walk(unwinder(s, pid), &in, s->pcs, MAX_FRAMES, &status);
+	}
 	if (s->probe[ev] != PROBE_NONE) { /* goroutines: a creation, not a sample */
 		if (s->gor && (in.regs_valid & (1u << PM_DW_R14)) &&
 		    (s->probe[ev] == PROBE_NEWPROC
@@ -773,8 +896,14 @@ static void feed(struct session *s, const struct perf_event_header *h, const str
 		load_maps(s, (pid_t)r->sample.pid); /* before the sample, in the capture too */
 	first = pm_maps_count(s->maps);
 	s->keep = UINT64_MAX;
+	if (!s->replay)
+		s->mlog_len = 0;
 	on_record(s, r);
+	if (s->replay && r->type == PERF_RECORD_SAMPLE)
+		s->mlog_len = 0; /* the MEM records before a sample are its own */
 	if (s->cap) {
+		if (r->type == PERF_RECORD_SAMPLE)
+			mlog_write(s);
 		if (r->type == PERF_RECORD_SAMPLE && s->keep != UINT64_MAX)
 			cap_check(s, pm_data_write_sample_cut(s->cap, h, r->sample.stack,
 							      r->sample.stack_size,
@@ -892,7 +1021,9 @@ static void capture_begin(struct session *s)
 	int rc;
 
 	memset(&meta, 0, sizeof(meta));
-	meta.flags = (s->attach ? PM_DATA_ATTACH : 0) | (s->cfg->kernel ? PM_DATA_KERNEL : 0);
+	meta.flags = (s->attach ? PM_DATA_ATTACH : 0) | (s->cfg->kernel ? PM_DATA_KERNEL : 0) |
+		     (s->mlog_on ? PM_DATA_MEMORY : 0);
+	meta.creators = s->cfg->creators > 0 ? (uint32_t)s->cfg->creators : 0;
 	meta.t0_wall_ns = pm_wall_ns();
 	meta.type = s->spec[0].type;
 	meta.config = s->spec[0].config;
@@ -1790,6 +1921,8 @@ static void release_processing(struct session *s)
 	idtab_free(&s->id_owner);
 	idtab_free(&s->chosen);
 	idtab_free(&s->ev_of);
+	free(s->mlog);
+	s->mlog = NULL;
 	for (i = 0; i < s->nunws; i++)
 		pm_unw_free(s->unws[i].u);
 	free(s->unws);
@@ -1844,12 +1977,21 @@ static int replay_own(struct session *s, const struct perf_event_header *h)
 		idtab_put(&s->id_owner, ow.id, (int32_t)ow.tid);
 		idtab_put(&s->chosen, ow.tid, (int32_t)ow.tid);
 		return 0;
+	case PM_DATA_REC_MEM:
+		if (h->size < 8 || h->size % 8 || s->mlog_len + h->size > MLOG_MAX)
+			return -EINVAL;
+		PM_GROW(s->mlog, s->mlog_cap, s->mlog_len + h->size - 8);
+		memcpy(s->mlog + s->mlog_len, (const uint8_t *)h + 8, h->size - 8u);
+		s->mlog_len += h->size - 8u;
+		return 0;
 	case PM_DATA_REC_EVENT: {
 		struct pm_data_event ev;
 		struct pm_evt_spec *sp;
 
 		if (pm_data_decode_event(h, &ev) || ev.index >= s->nev)
 			return -EINVAL;
+		if (ev.index >= s->nuser) /* goroutines: a creation probe (add_creation_probes()) */
+			s->probe[ev.index] = strstr(ev.name, "runqput") ? PROBE_RUNQPUT : PROBE_NEWPROC;
 		sp = &s->spec[ev.index];
 		sp->type = ev.type;
 		sp->config = ev.config;
@@ -1908,7 +2050,15 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 	if (s.nuser > PM_EVT_MAX)
 		s.nuser = PM_EVT_MAX;
 	for (i = s.nuser; i < s.nev; i++)
-		s.probe[i] = PROBE_NEWPROC; /* dropped: no goroutine inspector at replay */
+		s.probe[i] = PROBE_NEWPROC; /* which one: its EVENT record says */
+	/* what the recording read of the target, and so the goroutines, if it logged it */
+	s.mlog_on = meta->flags & PM_DATA_MEMORY;
+	if (s.mlog_on) {
+		struct pm_gor_opts go = { meta->creators > PM_GOR_MAX_ANCESTORS ? PM_GOR_MAX_ANCESTORS
+										 : meta->creators,
+					  gor_read, &s };
+		s.gor = pm_gor_new(&go);
+	}
 	for (i = 0; i < s.nev; i++) {
 		s.attr[i] = *pm_data_attr_at(d, i);
 		if ((!s.attr[i].freq && !s.attr[i].sample_period) ||
@@ -2050,6 +2200,13 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	{ /* goroutines: ids and labels always, creator frames with --creators */
 		struct pm_gor_opts go = { cfg->creators > 0 ? (unsigned)cfg->creators : 0u, NULL,
 					  NULL };
+
+		/* --raw: every read of the target logged for the replay (mlog_read()) */
+		s.mlog_on = cfg->raw != NULL;
+		if (s.mlog_on) {
+			go.read = gor_read;
+			go.read_arg = &s;
+		}
 		s.gor = pm_gor_new(&go);
 	}
 	if (s.attach) {

@@ -29,7 +29,7 @@ struct pm_sym {
 	char *path;
 	struct pm_elf *elf;
 	struct pm_go *go;
-	uint8_t *gflags; /* enum pm_unw_func_flags from names and _func flags, per Go func */
+	uint16_t *gflags; /* enum pm_unw_func_flags from names and _func flags, per Go func */
 	struct pm_elf *debug; /* separate debug file (by build ID), or NULL */
 	Dwarf *dw;            /* DWARF of the binary, else of the debug file; NULL when none */
 	Dwarf_CFI *eh;        /* .eh_frame CFI (ours to end), or NULL */
@@ -42,6 +42,22 @@ struct pm_sym {
 /* Bottoms of stacks, matched by name (funcIDs change between versions). */
 static const char *const top_names[] = {
 	"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
+};
+
+/*
+ * Switches to g0 whose goroutine waits in curg.sched; Go called from C;
+ * the signal trampolines (TOPFRAME in the table, but the kernel's signal
+ * frame above them leads on); the signal restorers (1.21+:
+ * sigreturn__sigaction).
+ */
+static const char *const gswitch_names[] = {
+	"runtime.systemstack", "runtime.mcall", "runtime.morestack",
+};
+static const char *const sigtramp_names[] = {
+	"runtime.sigtramp", "runtime.cgoSigtramp", "runtime.sigprofNonGoWrapper",
+};
+static const char *const sigreturn_names[] = {
+	"runtime.sigreturn", "runtime.sigreturn__sigaction",
 };
 
 /* Functions that switch stacks, for tables older than the _func flag byte (< 1.17). */
@@ -63,10 +79,10 @@ static void compute_flags(struct pm_sym *s)
 	size_t n = pm_go_nfuncs(s->go);
 	bool have_flags = false;
 
-	s->gflags = xcalloc(n ? n : 1, 1);
+	s->gflags = xcalloc(n ? n : 1, sizeof(*s->gflags));
 	for (size_t i = 0; i < n; i++) {
 		unsigned ff = pm_go_func_flags(s->go, (long)i);
-		uint8_t fl = PM_UNW_F_GO;
+		uint16_t fl = PM_UNW_F_GO;
 
 		if (ff)
 			have_flags = true;
@@ -90,6 +106,22 @@ static void compute_flags(struct pm_sym *s)
 			s->gflags[i] |= PM_UNW_F_SPWRITE;
 		if (strcmp(name, "runtime.asmcgocall") == 0)
 			s->gflags[i] |= PM_UNW_F_CGOCALL | PM_UNW_F_SPWRITE;
+		if (in_list(name, gswitch_names, PM_ARRAY_SIZE(gswitch_names)))
+			s->gflags[i] |= PM_UNW_F_GSWITCH | PM_UNW_F_SPWRITE;
+		if (strcmp(name, "runtime.systemstack") == 0)
+			s->gflags[i] |= PM_UNW_F_SYSTEMSTACK;
+		if (strcmp(name, "runtime.mcall") == 0)
+			s->gflags[i] |= PM_UNW_F_MCALL;
+		if (strcmp(name, "runtime.cgocallback") == 0)
+			s->gflags[i] |= PM_UNW_F_CGOCALLBACK | PM_UNW_F_SPWRITE;
+		if (strcmp(name, "runtime.systemstack_switch") == 0)
+			s->gflags[i] |= PM_UNW_F_NOFRAME;
+		if (in_list(name, sigreturn_names, PM_ARRAY_SIZE(sigreturn_names)))
+			s->gflags[i] |= PM_UNW_F_SIGRETURN;
+		if (in_list(name, sigtramp_names, PM_ARRAY_SIZE(sigtramp_names))) {
+			s->gflags[i] |= PM_UNW_F_SIGTRAMP;
+			s->gflags[i] &= (uint16_t)~PM_UNW_F_TOP;
+		}
 	}
 }
 
@@ -250,7 +282,12 @@ static bool reg_rule(Dwarf_Frame *fr, int regno, uint8_t *rule, int32_t *off)
 	return true;
 }
 
-static int cfi_from(Dwarf_CFI *cfi, uint64_t pc, struct pm_unw_cfi *out)
+/*
+ * The row at @pc of @cfi into *out; 0, or -1 when there is none or it
+ * cannot be evaluated.  *sig: the row is in a signal frame (the 'S'
+ * augmentation of glibc's __restore_rt, whose CFA is an expression).
+ */
+static int cfi_from(Dwarf_CFI *cfi, uint64_t pc, struct pm_unw_cfi *out, bool *sig)
 {
 	Dwarf_Frame *fr = NULL;
 	Dwarf_Op *ops;
@@ -258,9 +295,12 @@ static int cfi_from(Dwarf_CFI *cfi, uint64_t pc, struct pm_unw_cfi *out)
 	uint64_t reg;
 	int64_t off;
 	int rc = -1;
+	bool signalp = false;
 
 	if (!cfi || dwarf_cfi_addrframe(cfi, pc, &fr) != 0)
 		return -1;
+	if (dwarf_frame_info(fr, NULL, NULL, &signalp) >= 0 && signalp)
+		*sig = true;
 	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || nops != 1)
 		goto out;
 	if (ops[0].atom == DW_OP_bregx) {
@@ -298,16 +338,17 @@ out:
 }
 
 /* The CFI row at native @pc: .eh_frame first (what the code ships), else .debug_frame. */
-static int cfi_row(const struct pm_sym *s, uint64_t pc, struct pm_unw_cfi *out)
+static int cfi_row(const struct pm_sym *s, uint64_t pc, struct pm_unw_cfi *out, bool *sig)
 {
-	if (cfi_from(s->eh, pc, out) == 0)
+	if (cfi_from(s->eh, pc, out, sig) == 0)
 		return 0;
-	return cfi_from(s->dbgcfi, pc, out);
+	return cfi_from(s->dbgcfi, pc, out, sig);
 }
 
 int pm_sym_func_info(const struct pm_sym *s, uint64_t pc, struct pm_unw_func *out)
 {
 	uint64_t start;
+	bool sig = false;
 
 	if (s->go) {
 		long idx = pm_go_find(s->go, pc);
@@ -324,14 +365,16 @@ int pm_sym_func_info(const struct pm_sym *s, uint64_t pc, struct pm_unw_func *ou
 		out->entry = start;
 		out->spdelta = -1;
 		out->flags = 0;
-		cfi_row(s, pc, &out->cfi);
+		cfi_row(s, pc, &out->cfi, &sig);
+		if (sig)
+			out->flags = PM_UNW_F_SIGRETURN;
 		return 0;
 	}
 	/* code without a symbol (static functions of a stripped library) still has CFI */
-	if (cfi_row(s, pc, &out->cfi) == 0) {
+	if (cfi_row(s, pc, &out->cfi, &sig) == 0 || sig) {
 		out->entry = pc;
 		out->spdelta = -1;
-		out->flags = 0;
+		out->flags = sig ? PM_UNW_F_SIGRETURN : 0;
 		return 0;
 	}
 	return -ENOENT;

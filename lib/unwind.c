@@ -30,14 +30,45 @@
  * cross onto the goroutine stack through cgocall's saved BP, is used from
  * the point it agrees with what was unwound (runtime.cgocall's own frame
  * is then lost: asmcgocall has no frame for the chain to see it through).
+ *
+ * The runtime's other stack switches, crossed as its own traceback does
+ * (traceback.go), reading the target's memory:
+ *
+ *   systemstack, mcall, morestack (on g0): the goroutine that switched is
+ *   g0.m.curg and it stopped at curg.sched: {pc, sp, bp}.  systemstack
+ *   saves pc = runtime.systemstack_switch (a frameless stand-in, not
+ *   shown) with sp at the return into its caller; mcall and morestack
+ *   save a return address into the function that called them.  With no
+ *   curg under mcall the thread is in the scheduler: the stack ends there.
+ *
+ *   cgocallback (Go called from C): on the goroutine's stack its frame is
+ *   built to return into runtime.cgocall, but the C that called it is on
+ *   g0: cgocallback left g0.sched.sp at its own frame there, so the walk
+ *   goes on from that SP with the same pc, into crosscall2 and the C
+ *   frames, then through asmcgocall back onto the goroutine.
+ *
+ *   signal frames: a handler returns into the restorer (sa_restorer:
+ *   runtime.sigreturn, glibc's __restore_rt), with SP at the kernel's
+ *   rt_sigframe { pretcode; struct ucontext uc; siginfo } just past
+ *   pretcode, so uc.uc_mcontext (asm/ucontext.h, asm/sigcontext.h) holds
+ *   every register of the interrupted code, whose pc is exact, not a
+ *   return address.
+ *
+ * Everything read from the target is checked before use (pointers
+ * aligned, SP inside the stack it claims, g0/curg/m linked both ways), and
+ * the walk crosses at most MAX_SWITCHES stacks.
  */
 #include "unwind.h"
 
 #include <asm/perf_regs.h>
 #include <errno.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+
+#include <asm/ucontext.h> /* after signal.h: needs its stack_t */
 
 #include "util.h"
 
@@ -51,12 +82,16 @@ struct cache_ent {
 };
 
 #define GSTACK_MAX 32768
+#define MAX_SWITCHES 8
+#define G_HEAD_MAX 512 /* bytes of a runtime.g read at a switch: stack, m, sched */
 
 struct pm_unw {
 	pm_unw_lookup_fn fn;
 	void *arg;
 	struct cache_ent cache[CACHE_SIZE];
-	uint8_t gstack[GSTACK_MAX]; /* goroutine stack read behind a cgo call */
+	/* stacks read from the target: the one walked and the next one */
+	uint8_t gstack[2][GSTACK_MAX];
+	unsigned gnext;
 };
 
 struct pm_unw *pm_unw_new(pm_unw_lookup_fn fn, void *arg)
@@ -91,18 +126,81 @@ static int lookup(struct pm_unw *u, uint64_t pc, struct pm_unw_func *out)
 	return e->rc;
 }
 
-/* Read the word at absolute address @addr from the copy. */
-static int read_word(const struct pm_unw_input *in, uint64_t addr, uint64_t *out)
+/* Read @len bytes at absolute address @addr from the copy. */
+static int read_copy(const struct pm_unw_input *in, uint64_t addr, void *buf, size_t len)
 {
 	uint64_t off;
 
 	if (addr < in->sp)
 		return -1;
 	off = addr - in->sp;
-	if (off > in->stack_len || in->stack_len - off < 8)
+	if (off > in->stack_len || in->stack_len - off < len)
 		return -1;
-	memcpy(out, in->stack + off, 8);
+	memcpy(buf, in->stack + off, len);
 	return 0;
+}
+
+/* Read the word at absolute address @addr from the copy. */
+static int read_word(const struct pm_unw_input *in, uint64_t addr, uint64_t *out)
+{
+	return read_copy(in, addr, out, 8);
+}
+
+/* Read @len bytes of the target: from the copy when it holds them, else its memory. */
+static int read_target(const struct pm_unw_input *in, uint64_t addr, void *buf, size_t len)
+{
+	if (read_copy(in, addr, buf, len) == 0)
+		return 0;
+	if (!in->read_mem || in->read_mem(in->read_arg, addr, buf, len) != 0)
+		return -1;
+	return 0;
+}
+
+/* A plausible user-space pointer to an 8-byte aligned object. */
+static bool good_ptr(uint64_t p)
+{
+	return p >= 4096 && !(p & 7) && p < (1ULL << 47);
+}
+
+/*
+ * Make the target's stack from @sp (up to @hi, 0 = as far as it can be
+ * read) the one walked, at most GSTACK_MAX bytes of it: a view of the
+ * current copy when that holds @sp, else read into the spare buffer,
+ * shorter (down to the end of @sp's page) when the end is unmapped.
+ */
+static bool load_stack(struct pm_unw *u, struct pm_unw_input *cur, uint64_t sp, uint64_t hi)
+{
+	uint64_t len = GSTACK_MAX, page_end = (sp | 4095) + 1;
+	uint8_t *buf;
+
+	if (hi) {
+		if (hi <= sp)
+			return false;
+		len = PM_MIN(hi - sp, len);
+	}
+	if (sp >= cur->sp && sp - cur->sp < cur->stack_len) {
+		uint64_t off = sp - cur->sp;
+
+		cur->stack += off;
+		cur->stack_len = (size_t)PM_MIN(cur->stack_len - off, len);
+		cur->sp = sp;
+		return true;
+	}
+	if (!cur->read_mem)
+		return false;
+	buf = u->gstack[u->gnext];
+	while (cur->read_mem(cur->read_arg, sp, buf, (size_t)len) != 0) {
+		if (len <= page_end - sp)
+			return false;
+		len = PM_MAX(len / 2, page_end - sp);
+	}
+	u->gnext ^= 1;
+	cur->sp = sp;
+	cur->stack = buf;
+	cur->stack_len = (size_t)len;
+	cur->chain = NULL;
+	cur->chain_len = 0;
+	return true;
 }
 
 /*
@@ -183,6 +281,14 @@ static void reg_set(struct regs *rs, unsigned i, uint64_t v)
 	rs->valid |= 1u << i;
 }
 
+/* One walk: the stack being walked, its registers, and the g register of its code. */
+struct walk {
+	struct pm_unw_input cur; /* a copy of [cur.sp, cur.sp + cur.stack_len) */
+	struct regs rs;
+	uint64_t g;       /* 0 = unknown */
+	unsigned nswitch; /* stacks crossed */
+};
+
 /*
  * One native step by a CFI row.  0 with the caller's registers in *nrs and
  * its pc in *ra; 1 at the outermost frame; -1 when the row cannot be
@@ -235,36 +341,29 @@ static int cfi_step(const struct pm_unw_input *in, const struct pm_unw_cfi *c,
 }
 
 /*
- * At runtime.asmcgocall's return address with @rs its registers: find the
- * goroutine stack behind the cgo call.  Returns 1 and switches *cur to a
- * copy of it (its pc in *pc, its SP in *rs) when the target's memory can be read;
- * 0 when it cannot.
+ * At runtime.asmcgocall's return address: find the goroutine stack behind
+ * the cgo call.  Returns 1 and switches the walk to a copy of it (its pc
+ * in *pc) when the target's memory can be read; 0 when it cannot.
  */
-static int cgo_switch(struct pm_unw *u, struct pm_unw_input *cur, struct regs *rs, uint64_t *pc)
+static int cgo_switch(struct pm_unw *u, struct walk *w, uint64_t *pc)
 {
-	uint64_t sp, depth, g, hi, gsp, len;
+	uint64_t sp, depth, g, hi, gsp;
 
-	if (!cur->read_mem || !reg_get(rs, PM_DW_RSP, &sp))
+	if (!w->cur.read_mem || !reg_get(&w->rs, PM_DW_RSP, &sp))
 		return 0;
-	if (read_word(cur, sp + 40, &depth) < 0 || read_word(cur, sp + 48, &g) < 0)
+	if (read_word(&w->cur, sp + 40, &depth) < 0 || read_word(&w->cur, sp + 48, &g) < 0)
 		return 0;
-	if (g == 0 || (g & 7) || cur->read_mem(cur->read_arg, g + 8, &hi, 8) != 0)
+	if (!good_ptr(g) || w->cur.read_mem(w->cur.read_arg, g + 8, &hi, 8) != 0)
 		return 0;
 	if (depth == 0 || depth > hi || (depth & 7) || depth > (1ULL << 30))
 		return 0;
 	gsp = hi - depth;
-	len = PM_MIN(depth, (uint64_t)GSTACK_MAX);
-	if (cur->read_mem(cur->read_arg, gsp, u->gstack, (size_t)len) != 0)
+	if (!load_stack(u, &w->cur, gsp, hi) || read_word(&w->cur, gsp, pc) < 0)
 		return 0;
-	cur->sp = gsp;
-	cur->stack = u->gstack;
-	cur->stack_len = (size_t)len;
-	cur->chain = NULL;
-	cur->chain_len = 0;
 	/* [gsp] is the return address into runtime.cgocall: asmcgocall's caller */
-	memcpy(pc, u->gstack, 8);
-	memset(rs, 0, sizeof(*rs));
-	reg_set(rs, PM_DW_RSP, gsp + 8);
+	memset(&w->rs, 0, sizeof(w->rs));
+	reg_set(&w->rs, PM_DW_RSP, gsp + 8);
+	w->g = g;
 	return 1;
 }
 
@@ -290,27 +389,286 @@ static size_t cgo_chain(struct pm_unw *u, const struct pm_unw_input *in, const s
 	return n;
 }
 
+/* The head of the runtime.g at @g: stack.lo/hi, g.m, g.sched. */
+struct ghead {
+	uint64_t lo, hi, m, sp, pc, bp;
+};
+
+static int read_ghead(const struct walk *w, uint64_t g, struct ghead *h)
+{
+	const struct pm_unw_goabi *go = w->cur.go;
+	uint8_t b[G_HEAD_MAX];
+	uint32_t len = 16;
+
+	len = PM_MAX(len, go->g_m + 8);
+	len = PM_MAX(len, go->g_sched_sp + 8);
+	len = PM_MAX(len, go->g_sched_pc + 8);
+	len = PM_MAX(len, go->g_sched_bp + 8);
+	if (!good_ptr(g) || len > sizeof(b) || w->cur.read_mem(w->cur.read_arg, g, b, len) != 0)
+		return -1;
+	h->lo = pm_le64(b);
+	h->hi = pm_le64(b + 8);
+	h->m = pm_le64(b + go->g_m);
+	h->sp = pm_le64(b + go->g_sched_sp);
+	h->pc = pm_le64(b + go->g_sched_pc);
+	h->bp = go->g_sched_bp ? pm_le64(b + go->g_sched_bp) : 0;
+	return h->lo < h->hi ? 0 : -1;
+}
+
+/* The m of the g at @g and that m's g0 and curg. */
+static int read_m(const struct walk *w, uint64_t g, uint64_t *m, uint64_t *g0, uint64_t *curg)
+{
+	const struct pm_unw_goabi *go = w->cur.go;
+	int (*rd)(void *, uint64_t, void *, size_t) = w->cur.read_mem;
+
+	if (!good_ptr(g) || rd(w->cur.read_arg, g + go->g_m, m, 8) != 0 || !good_ptr(*m))
+		return -1;
+	if (rd(w->cur.read_arg, *m, g0, 8) != 0 ||
+	    rd(w->cur.read_arg, *m + go->m_curg, curg, 8) != 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * At runtime.systemstack, mcall or morestack on g0: continue with the
+ * goroutine that switched, from where it stopped (m.curg.sched).  1 with
+ * the walk moved onto its stack and its saved pc in *pc; 0 when the
+ * thread runs no goroutine (the scheduler, under mcall); -1 when it cannot
+ * be read or does not check out.
+ */
+static int g0_switch(struct pm_unw *u, struct walk *w, uint64_t *pc)
+{
+	struct ghead c;
+	uint64_t m, g0, curg, bp;
+
+	if (read_m(w, w->g, &m, &g0, &curg) < 0 || g0 != w->g)
+		return -1;
+	if (curg == 0)
+		return 0;
+	if (curg == g0 || read_ghead(w, curg, &c) < 0 || c.m != m)
+		return -1;
+	if (c.sp < c.lo || c.sp >= c.hi || (c.sp & 7) || c.pc == 0)
+		return -1;
+	/*
+	 * curg.sched is read now, not when the sample was taken: the
+	 * goroutine may have come back since and switched again from
+	 * elsewhere.  The switch keeps the goroutine's BP, which the first
+	 * frame on g0 pushed (in the sample's copy) and curg.sched saved:
+	 * both must agree.  (1.26's morestack clears BP: nothing to compare.)
+	 */
+	if (reg_get(&w->rs, PM_DW_RBP, &bp) && bp != 0 && bp != c.bp)
+		return -1;
+	if (!load_stack(u, &w->cur, c.sp, c.hi))
+		return -1;
+	memset(&w->rs, 0, sizeof(w->rs));
+	reg_set(&w->rs, PM_DW_RSP, c.sp);
+	reg_set(&w->rs, PM_DW_RBP, c.bp);
+	w->g = curg;
+	*pc = c.pc;
+	return 1;
+}
+
+/*
+ * At runtime.cgocallback: when the walk is on the goroutine's stack, move
+ * it to cgocallback's frame on g0 (g0.sched.sp), under which its C caller
+ * is.  1 when moved; 2 when the walk is on g0 already; -1 when it cannot
+ * be read or does not check out.
+ */
+static int callback_switch(struct pm_unw *u, struct walk *w)
+{
+	struct ghead z;
+	uint64_t m, g0, curg, sp;
+
+	if (!reg_get(&w->rs, PM_DW_RSP, &sp) || read_m(w, w->g, &m, &g0, &curg) < 0)
+		return -1;
+	if (read_ghead(w, g0, &z) < 0 || z.m != m)
+		return -1;
+	if (sp >= z.lo && sp < z.hi)
+		return 2;
+	if (curg != w->g || z.sp < z.lo || z.sp >= z.hi || (z.sp & 7))
+		return -1;
+	if (!load_stack(u, &w->cur, z.sp, z.hi))
+		return -1;
+	memset(&w->rs, 0, sizeof(w->rs));
+	reg_set(&w->rs, PM_DW_RSP, z.sp);
+	w->g = g0;
+	return 1;
+}
+
+/*
+ * Returning into a signal restorer with @sp the SP after that return: the
+ * interrupted code's registers from the kernel's signal frame.  0 with the
+ * walk moved to its stack and registers and its pc in *pc, else -1.
+ */
+static int signal_frame(struct pm_unw *u, struct walk *w, uint64_t sp, uint64_t *pc)
+{
+	struct sigcontext sc;
+	struct regs *rs = &w->rs;
+
+	if (read_target(&w->cur, sp + offsetof(struct ucontext, uc_mcontext), &sc, sizeof(sc)) < 0)
+		return -1;
+	if (sc.rip == 0 || !good_ptr(sc.rsp))
+		return -1;
+	if (!load_stack(u, &w->cur, sc.rsp, 0))
+		return -1;
+	memset(rs, 0, sizeof(*rs));
+	reg_set(rs, PM_DW_RAX, sc.rax);
+	reg_set(rs, PM_DW_RDX, sc.rdx);
+	reg_set(rs, PM_DW_RCX, sc.rcx);
+	reg_set(rs, PM_DW_RBX, sc.rbx);
+	reg_set(rs, PM_DW_RSI, sc.rsi);
+	reg_set(rs, PM_DW_RDI, sc.rdi);
+	reg_set(rs, PM_DW_RBP, sc.rbp);
+	reg_set(rs, PM_DW_RSP, sc.rsp);
+	reg_set(rs, PM_DW_R8, sc.r8);
+	reg_set(rs, PM_DW_R9, sc.r9);
+	reg_set(rs, PM_DW_R10, sc.r10);
+	reg_set(rs, PM_DW_R11, sc.r11);
+	reg_set(rs, PM_DW_R12, sc.r12);
+	reg_set(rs, PM_DW_R13, sc.r13);
+	reg_set(rs, PM_DW_R14, sc.r14);
+	reg_set(rs, PM_DW_R15, sc.r15);
+	w->g = sc.r14;
+	*pc = sc.rip;
+	return 0;
+}
+
+/*
+ * At runtime.systemstack on g0 when curg.sched no longer tells where the
+ * goroutine was (it came back from the switch before the sample was
+ * read): systemstack keeps the goroutine's BP, so the kernel's
+ * frame-pointer chain, taken with the sample, went on into the
+ * goroutine's frames from the frame of the function that called
+ * systemstack, C.  C itself is not in it (systemstack has no frame of its
+ * own to hold the return address into C).  C is found:
+ *
+ *   - in the goroutine's stack as it is now, if C's frame is still there
+ *     ([bp + 8] still the chain's next return address): the return
+ *     address below bp into a Go function whose frame, by pcsp, ends
+ *     exactly at bp + 8;
+ *   - else from the call into C: the chain's next return address follows
+ *     a direct CALL rel32 (e8) in C's caller, whose target must be the
+ *     entry of a Go function; in C's code the call to systemstack (e8 to
+ *     @sys_entry) gives the return address to show, else C's entry.
+ *
+ * Returns the new count with C and the chain appended, 0 when nothing
+ * checks out.
+ */
+#define SCAN_WORDS 512
+#define SCAN_CODE 4096
+
+static uint64_t find_callee(struct pm_unw *u, const struct pm_unw_input *in, uint64_t ra_caller,
+			    uint64_t sys_entry)
+{
+	uint8_t code[SCAN_CODE];
+	struct pm_unw_func f, nf;
+	uint64_t c, end;
+	int32_t rel;
+
+	if (ra_caller < 4096 || in->read_mem(in->read_arg, ra_caller - 5, code, 5) != 0 ||
+	    code[0] != 0xe8)
+		return 0;
+	memcpy(&rel, code + 1, 4);
+	c = ra_caller + (uint64_t)(int64_t)rel;
+	if (lookup(u, c, &f) < 0 || !(f.flags & PM_UNW_F_GO) || f.entry != c)
+		return 0;
+	/* C's code up to where the next function starts, at most SCAN_CODE bytes */
+	for (end = c + 1; end < c + SCAN_CODE; end += 16)
+		if (lookup(u, end, &nf) < 0 || nf.entry != c)
+			break;
+	end = PM_MIN(end, c + SCAN_CODE);
+	if (in->read_mem(in->read_arg, c, code, (size_t)(end - c)) == 0)
+		for (size_t i = 0; i + 5 <= (size_t)(end - c); i++) {
+			if (code[i] != 0xe8)
+				continue;
+			memcpy(&rel, code + i + 1, 4);
+			if (c + i + 5 + (uint64_t)(int64_t)rel == sys_entry)
+				return c + i + 5;
+		}
+	return c + 1; /* read as a return address: C's entry */
+}
+
+static size_t chain_cross(struct pm_unw *u, struct walk *w, const struct pm_unw_input *in,
+			  const struct pm_unw_func *sw, uint64_t *pcs, size_t n, size_t max,
+			  unsigned *status)
+{
+	uint64_t bp, words[SCAN_WORDS + 2], ra = 0, rf = 0;
+	size_t k, nw = SCAN_WORDS;
+	struct pm_unw_func cf, nf;
+	bool more = !(sw->flags & PM_UNW_F_SYSTEMSTACK);
+
+	if (!reg_get(&w->rs, PM_DW_RBP, &bp) || !good_ptr(bp) || bp < 8 * SCAN_WORDS || !in->chain)
+		return 0;
+	for (k = 0; k < in->chain_len && in->chain[k] != pcs[n - 1]; k++)
+		;
+	if (k + 1 >= in->chain_len)
+		return 0;
+	/* words[0..nw) below bp, then its saved BP and return address; from bp's page on a fault */
+	if (in->read_mem(in->read_arg, bp - 8 * nw, words, (nw + 2) * 8) != 0) {
+		nw = (size_t)((bp & 4095) / 8);
+		if (nw < 2 || in->read_mem(in->read_arg, bp - 8 * nw, words, (nw + 2) * 8) != 0)
+			nw = 0;
+	}
+	if (nw && words[nw + 1] == in->chain[k + 1]) {
+		for (size_t i = 2; i <= nw && !ra; i++) {
+			uint64_t r = words[nw - i];
+
+			if (r < 4096 || lookup(u, r - 1, &cf) < 0 || !(cf.flags & PM_UNW_F_GO) ||
+			    cf.spdelta < 0 || (uint64_t)cf.spdelta != 8 * i)
+				continue;
+			/* morestack: below it the return into f's prologue, f's frame not set up */
+			if (more && (i == nw || lookup(u, words[nw - i - 1], &nf) < 0 ||
+				     !(nf.flags & PM_UNW_F_GO) || nf.spdelta != 0))
+				continue;
+			ra = r;
+			rf = more ? words[nw - i - 1] : 0;
+		}
+	}
+	if (!ra && !more)
+		ra = find_callee(u, in, in->chain[k + 1], sw->entry);
+	if (!ra)
+		return 0;
+	if (n + 2 > max) {
+		*status |= PM_UNW_MAX;
+		return n;
+	}
+	if (rf)
+		pcs[n++] = rf;
+	/* C in the chain after all (its caller's frame was not set up yet) */
+	if (lookup(u, ra - 1, &cf) < 0 || lookup(u, in->chain[k + 1] - 1, &nf) < 0 ||
+	    cf.entry != nf.entry)
+		pcs[n++] = ra;
+	return follow_chain(u, in, k + 1, pcs, n, max, status);
+}
+
+/* Can the walk cross the runtime's own switches (g0, cgocallback)? */
+static bool go_ready(const struct walk *w)
+{
+	return w->cur.go && w->cur.read_mem && w->g && w->nswitch < MAX_SWITCHES;
+}
+
 size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pcs, size_t max,
 		   unsigned *status)
 {
-	struct pm_unw_input cur = *in;
-	struct regs rs;
+	struct walk w;
 	uint64_t pc = in->ip;
 	size_t n = 0;
-	bool leaf = true, switched = false;
+	bool leaf = true, on_g0 = false;
 
 	*status = 0;
 	if (max == 0)
 		return 0;
-	memset(&rs, 0, sizeof(rs));
+	memset(&w, 0, sizeof(w));
+	w.cur = *in;
 	for (unsigned i = 0; i < PM_UNW_NREGS; i++)
 		if (in->regs_valid & (1u << i))
-			reg_set(&rs, i, in->regs[i]);
-	reg_set(&rs, PM_DW_RSP, in->sp);
-	reg_set(&rs, PM_DW_RBP, in->bp);
+			reg_set(&w.rs, i, in->regs[i]);
+	reg_set(&w.rs, PM_DW_RSP, in->sp);
+	reg_set(&w.rs, PM_DW_RBP, in->bp);
+	reg_get(&w.rs, PM_DW_R14, &w.g);
 	pcs[n++] = pc;
 	for (;;) {
-		struct pm_unw_func f;
+		struct pm_unw_func f, sf;
 		struct regs nrs;
 		uint64_t ra, sp = 0, nsp = 0, bp;
 
@@ -330,12 +688,13 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 			break;
 		}
 		if ((f.flags & PM_UNW_F_SPWRITE) && !leaf) {
-			if ((f.flags & PM_UNW_F_CGOCALL) && !switched) {
+			if ((f.flags & PM_UNW_F_CGOCALL) && w.nswitch < MAX_SWITCHES) {
 				/* C called from Go: continue on the goroutine stack */
 				uint64_t gpc;
 
-				if (cgo_switch(u, &cur, &rs, &gpc)) {
-					switched = true;
+				if (cgo_switch(u, &w, &gpc)) {
+					w.nswitch++;
+					*status |= PM_UNW_SWITCHED;
 					if (lookup(u, gpc - 1, &f) < 0) {
 						*status |= PM_UNW_CUT;
 						break;
@@ -348,34 +707,95 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 					pc = gpc;
 					continue;
 				}
-				n = cgo_chain(u, &cur, &rs, pcs, n, max, status);
+				if (w.nswitch)
+					break; /* status says CUT below */
+				n = cgo_chain(u, &w.cur, &w.rs, pcs, n, max, status);
 				if (!(*status & (PM_UNW_COMPLETE | PM_UNW_MAX | PM_UNW_COPY_END)))
 					*status |= PM_UNW_CUT;
 				return n;
 			}
-			/* a stack switch (systemstack, mcall): the rest is elsewhere */
-			*status |= PM_UNW_CUT;
-			break;
+			if ((f.flags & PM_UNW_F_CGOCALLBACK) && on_g0) {
+				/* moved to g0 last time round: step through the g0 frame */
+				on_g0 = false;
+			} else if (f.flags & PM_UNW_F_CGOCALLBACK) {
+				/* Go called from C: its C caller is on g0 */
+				int rc = go_ready(&w) ? callback_switch(u, &w) : -1;
+
+				if (rc < 0) {
+					if (!in->go && in->read_mem)
+						*status |= PM_UNW_NEED_GO;
+					*status |= PM_UNW_CUT;
+					break;
+				}
+				if (rc == 1) {
+					w.nswitch++;
+					*status |= PM_UNW_SWITCHED;
+					on_g0 = true;
+					continue;
+				}
+			} else if (f.flags & PM_UNW_F_GSWITCH) {
+				/* on g0: the goroutine that switched continues where it stopped */
+				uint64_t gpc;
+				int rc = go_ready(&w) ? g0_switch(u, &w, &gpc) : -1;
+
+				if (rc == 0 && (f.flags & PM_UNW_F_MCALL)) {
+					*status |= PM_UNW_COMPLETE;
+					break;
+				}
+				if (rc <= 0 && !w.nswitch && !(f.flags & PM_UNW_F_MCALL) &&
+				    w.cur.read_mem && in->go) {
+					/* curg.sched has moved on: the kernel's chain has not */
+					size_t m = chain_cross(u, &w, in, &f, pcs, n, max, status);
+
+					if (m) {
+						*status |= PM_UNW_SWITCHED;
+						return m;
+					}
+				}
+				if (rc <= 0 || lookup(u, gpc, &f) < 0 || !(f.flags & PM_UNW_F_GO)) {
+					if (rc < 0 && !in->go && in->read_mem)
+						*status |= PM_UNW_NEED_GO;
+					*status |= PM_UNW_CUT;
+					break;
+				}
+				w.nswitch++;
+				*status |= PM_UNW_SWITCHED;
+				/* a return address into the function that switched, or systemstack_switch */
+				if (!(f.flags & PM_UNW_F_NOFRAME) && f.entry != gpc) {
+					if (n >= max) {
+						*status |= PM_UNW_MAX;
+						break;
+					}
+					pcs[n++] = gpc;
+				}
+				pc = gpc;
+				leaf = true;
+				continue;
+			} else {
+				/* a stack switch (gogo, ...): the rest is elsewhere */
+				*status |= PM_UNW_CUT;
+				break;
+			}
 		}
-		reg_get(&rs, PM_DW_RSP, &sp);
+		reg_get(&w.rs, PM_DW_RSP, &sp);
 		bp = 0;
-		reg_get(&rs, PM_DW_RBP, &bp);
+		reg_get(&w.rs, PM_DW_RBP, &bp);
 		memset(&nrs, 0, sizeof(nrs));
 		if ((f.flags & PM_UNW_F_GO) && f.spdelta >= 0) {
 			uint64_t slot = sp + (uint64_t)f.spdelta, saved;
 
-			if (read_word(&cur, slot, &ra) < 0) {
+			if (read_word(&w.cur, slot, &ra) < 0) {
 				*status |= PM_UNW_COPY_END;
 				break;
 			}
 			/* the saved BP sits just below the return address once pushed */
-			if (f.spdelta >= 8 && read_word(&cur, slot - 8, &saved) == 0)
+			if (f.spdelta >= 8 && read_word(&w.cur, slot - 8, &saved) == 0)
 				reg_set(&nrs, PM_DW_RBP, saved);
 			else
 				reg_set(&nrs, PM_DW_RBP, bp);
 			nsp = slot + 8;
 		} else {
-			int rc = f.cfi.valid ? cfi_step(&cur, &f.cfi, &rs, &nrs, &ra) : -1;
+			int rc = f.cfi.valid ? cfi_step(&w.cur, &f.cfi, &w.rs, &nrs, &ra) : -1;
 
 			if (rc == 1) {
 				/* CFI says the return address is undefined: the outermost frame */
@@ -392,12 +812,12 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 				/* native code without usable CFI: frame-pointer chain */
 				uint64_t nbp;
 
-				if (!(rs.valid & (1u << PM_DW_RBP)) || bp < sp || (bp & 7)) {
+				if (!(w.rs.valid & (1u << PM_DW_RBP)) || bp < sp || (bp & 7)) {
 					*status |= PM_UNW_CUT;
 					break;
 				}
-				if (read_word(&cur, bp + 8, &ra) < 0 ||
-				    read_word(&cur, bp, &nbp) < 0) {
+				if (read_word(&w.cur, bp + 8, &ra) < 0 ||
+				    read_word(&w.cur, bp, &nbp) < 0) {
 					*status |= PM_UNW_COPY_END;
 					break;
 				}
@@ -415,6 +835,31 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 			*status |= PM_UNW_CUT;
 			break;
 		}
+		/*
+		 * A handler returning into a signal restorer: the code it
+		 * interrupted is in the kernel's signal frame.  Asked only of
+		 * native frames and Go's trampolines, at the exact address.
+		 */
+		if ((!(f.flags & PM_UNW_F_GO) || (f.flags & PM_UNW_F_SIGTRAMP)) &&
+		    lookup(u, ra, &sf) == 0 && (sf.flags & PM_UNW_F_SIGRETURN)) {
+			uint64_t ipc;
+
+			if (w.nswitch >= MAX_SWITCHES || signal_frame(u, &w, nsp, &ipc) < 0) {
+				*status |= PM_UNW_CUT;
+				break;
+			}
+			w.nswitch++;
+			*status |= PM_UNW_SIGFRAME;
+			if (n >= max) {
+				*status |= PM_UNW_MAX;
+				break;
+			}
+			/* an exact pc, written as a return address to it */
+			pcs[n++] = ipc + 1;
+			pc = ipc;
+			leaf = true;
+			continue;
+		}
 		if (lookup(u, ra - 1, &f) < 0) {
 			*status |= PM_UNW_CUT;
 			break;
@@ -426,11 +871,13 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 		pcs[n++] = ra;
 		pc = ra;
 		reg_set(&nrs, PM_DW_RSP, nsp);
-		rs = nrs;
+		w.rs = nrs;
 		leaf = false;
 	}
-	if ((*status & PM_UNW_COPY_END) && !switched)
+	if ((*status & PM_UNW_COPY_END) && !w.nswitch)
 		n = splice_chain(u, in, pcs, n, max, status);
+	if (w.nswitch && !(*status & (PM_UNW_COMPLETE | PM_UNW_MAX | PM_UNW_COPY_END)))
+		*status |= PM_UNW_CUT;
 	return n;
 }
 

@@ -18,6 +18,15 @@
  * continues on the goroutine stack: through @read_mem when the caller can
  * read the target's memory, else through the kernel's frame-pointer chain
  * when it agrees with the recovered frame pointer.
+ *
+ * The runtime's other stack switches are crossed through @read_mem and the
+ * offsets in @go: a sample on the system stack (g0) under
+ * runtime.systemstack, mcall or morestack continues with the goroutine
+ * that switched (m.curg, from its saved context g.sched); Go called back
+ * from C (runtime.cgocallback) continues on g0 below g0.sched.sp, into the
+ * C frames and through asmcgocall back onto the goroutine; a signal
+ * handler (Go's sigtramp or a C handler) continues, through the kernel's
+ * signal frame, with the registers of the code it interrupted.
  */
 #ifndef PM_UNWIND_H
 #define PM_UNWIND_H
@@ -32,6 +41,13 @@ enum pm_unw_func_flags {
 	PM_UNW_F_SPWRITE = 1 << 2, /* switches stacks: cannot unwind past it */
 	PM_UNW_F_MAIN = 1 << 3,    /* main.main */
 	PM_UNW_F_CGOCALL = 1 << 4, /* runtime.asmcgocall: C runs on g0 above it */
+	PM_UNW_F_GSWITCH = 1 << 5, /* systemstack, mcall, morestack: the goroutine is at curg.sched */
+	PM_UNW_F_CGOCALLBACK = 1 << 6, /* runtime.cgocallback: its C caller is on g0 */
+	PM_UNW_F_SIGRETURN = 1 << 7,   /* a signal restorer: returning here is a signal frame */
+	PM_UNW_F_SIGTRAMP = 1 << 8,    /* Go's signal trampolines: return into a restorer */
+	PM_UNW_F_NOFRAME = 1 << 9,     /* runtime.systemstack_switch: a saved pc, not a frame */
+	PM_UNW_F_SYSTEMSTACK = 1 << 10, /* runtime.systemstack (with GSWITCH) */
+	PM_UNW_F_MCALL = 1 << 11,       /* runtime.mcall (with GSWITCH): no curg = the scheduler */
 };
 
 /* x86_64 DWARF register numbers */
@@ -72,6 +88,17 @@ struct pm_unw_func {
 /* 0 when @pc is in known code (fills *out), -ENOENT when not. */
 typedef int (*pm_unw_lookup_fn)(void *arg, uint64_t pc, struct pm_unw_func *out);
 
+/*
+ * Where the runtime keeps what the walk needs to cross its stack switches:
+ * byte offsets in runtime.g and runtime.m for the binary's Go version
+ * (g.stack.lo/hi at 0/8 and m.g0 at 0 in every version).
+ */
+struct pm_unw_goabi {
+	uint32_t g_m;                              /* g.m */
+	uint32_t g_sched_sp, g_sched_pc, g_sched_bp; /* g.sched (a gobuf): sp, pc, bp */
+	uint32_t m_curg, m_gsignal;                /* m.curg, m.gsignal */
+};
+
 struct pm_unw_input {
 	uint64_t ip, sp, bp;    /* user registers */
 	const uint8_t *stack;   /* copy of [sp, sp + stack_len) */
@@ -87,6 +114,12 @@ struct pm_unw_input {
 	 */
 	int (*read_mem)(void *arg, uint64_t addr, void *buf, size_t len);
 	void *read_arg;
+	/*
+	 * Optional, with read_mem: the runtime's offsets, to follow a sample on
+	 * the system stack to its goroutine and Go called from C to its C
+	 * caller.  The g register is regs[PM_DW_R14].
+	 */
+	const struct pm_unw_goabi *go;
 };
 
 enum pm_unw_status {
@@ -95,6 +128,9 @@ enum pm_unw_status {
 	PM_UNW_COPY_END = 1 << 2, /* ran out of stack copy and callchain */
 	PM_UNW_MAX = 1 << 3,      /* hit @max frames */
 	PM_UNW_SAW_MAIN = 1 << 4, /* main.main is on the stack */
+	PM_UNW_NEED_GO = 1 << 5,  /* cut at a runtime stack switch that @go would cross */
+	PM_UNW_SWITCHED = 1 << 6, /* crossed onto another stack (read through read_mem) */
+	PM_UNW_SIGFRAME = 1 << 7, /* went through a signal frame */
 };
 
 /*
@@ -125,7 +161,9 @@ void pm_unw_free(struct pm_unw *u);
 void pm_unw_flush(struct pm_unw *u);
 
 /*
- * Walk.  pcs[0] is the sampled IP; pcs[i > 0] are return addresses.
+ * Walk.  pcs[0] is the sampled IP; pcs[i > 0] are return addresses (the
+ * interrupted pc under a signal frame is given as pc + 1, so that it reads
+ * as one).
  * Returns the number of PCs written (>= 1); *status gets enum pm_unw_status bits.
  */
 size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pcs, size_t max,

@@ -26,24 +26,29 @@ equiv() { # NAME: $T/NAME.pb.gz live vs $T/NAME.data replayed
 	[ -n "$n" ] && [ "$n" -gt 0 ] && echo "# $1: $n samples, capture $b bytes, $((b / n)) bytes/sample"
 }
 
-# goroutine creator frames and labels are read from the live process: off here
-"$PMUPROF" record -e cpu-clock -F 1000 --no-creators -o "$T/shares.pb.gz" --raw "$T/shares.data" \
+# the target memory read live (stack switches, goroutines) is in the capture
+"$PMUPROF" record -e cpu-clock -F 1000 -o "$T/shares.pb.gz" --raw "$T/shares.data" \
 	-- "$GOFIX/shares" 2>"$T/shares.rec"
 if [ -s "$T/shares.data" ]; then pass shares-record; equiv shares; else fail shares-record "$(head -2 "$T/shares.rec")"; fi
 
+# cgo frames behind runtime.asmcgocall come from the process's memory
 if [ -x "$GOFIX/cgo" ]; then
-	"$PMUPROF" record -e cpu-clock -F 1000 --no-creators -o "$T/cgo.pb.gz" --raw "$T/cgo.data" \
+	"$PMUPROF" record -e cpu-clock -F 1000 -o "$T/cgo.pb.gz" --raw "$T/cgo.data" \
 		-- "$GOFIX/cgo" >/dev/null 2>"$T/cgo.rec"
-	# cgo frames behind runtime.asmcgocall come from the process at record time,
-	# from the callchain at replay: compare the share of complete stacks only
-	"$PMUPROF" report -i "$T/cgo.pb.gz" --folded >"$T/cgo.live" 2>&1
-	"$PMUPROF" report -i "$T/cgo.data" --folded >"$T/cgo.replay" 2>&1
-	a=$(complete_pct "$T/cgo.live") b=$(complete_pct "$T/cgo.replay")
-	echo "# cgo: complete stacks live $a %, replayed $b %"
-	if [ "$(folded_total "$T/cgo.live")" = "$(folded_total "$T/cgo.replay")" ]; then
-		pass cgo-samples
+	equiv cgo
+fi
+
+# goroutine labels and creator chains (tracebackancestors, read from memory)
+if [ -x "$GOFIX/creators" ]; then
+	"$PMUPROF" record -e cpu-clock -F 1000 --creators -o "$T/cre.pb.gz" --raw "$T/cre.data" \
+		-- "$GOFIX/creators" -duration 1s >/dev/null 2>"$T/cre.rec"
+	equiv cre
+	"$PMUPROF" report -i "$T/cre.data" --pprof "$T/cre.re2.pb.gz" --folded >/dev/null 2>&1
+	if gotool tool pprof -tags "$T/cre.re2.pb.gz" 2>/dev/null | grep -q ': checkout$' &&
+		grep -q 'main\.spawn \[creator\]' "$T/cre.replay"; then
+		pass cre-labels-creators-replayed
 	else
-		fail cgo-samples "$(folded_total "$T/cgo.live") live, $(folded_total "$T/cgo.replay") replayed"
+		fail cre-labels-creators-replayed "$(head -3 "$T/cre.replay" | tr '\n' '|')"
 	fi
 fi
 
@@ -51,7 +56,7 @@ fi
 "$GOFIX/shares" >/dev/null 2>&1 &
 tp=$!
 sleep 0.3
-"$PMUPROF" record -e cpu-clock -F 1000 --no-creators -p $tp --duration 1 -o "$T/att.pb.gz" \
+"$PMUPROF" record -e cpu-clock -F 1000 --creators -p $tp --duration 1 -o "$T/att.pb.gz" \
 	--raw "$T/att.data" 2>"$T/att.rec"
 wait_bounded $tp 20
 if [ -s "$T/att.data" ]; then pass attach-record; equiv att; else fail attach-record "$(head -2 "$T/att.rec")"; fi

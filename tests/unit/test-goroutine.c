@@ -179,6 +179,13 @@ static int test_dwarf(void)
 	CHECK_INT(d.m_procid, t.m_procid);
 	CHECK_INT(d.m_gsignal, t.m_gsignal);
 	CHECK_INT(d.m_curg, t.m_curg);
+	/* g.sched, the gobuf the unwinder follows across stack switches */
+	CHECK_INT(d.g_sched_sp, 56);
+	CHECK_INT(d.g_sched_sp, t.g_sched_sp);
+	CHECK_INT(d.g_sched_pc, t.g_sched_pc);
+	CHECK_INT(d.g_sched_bp, t.g_sched_bp);
+	CHECK_INT(pm_gor_layout_version("go1.25.1", &t), 0);
+	CHECK_INT(t.g_sched_bp, 56 + 40); /* gobuf.ret gone in 1.25 */
 	CHECK_INT(pm_gor_layout_dwarf(pm_test_fixture("go/creators-stripped"), "go1.19.8", &d),
 		  -ENOENT);
 	return PM_PASS;

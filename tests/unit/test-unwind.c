@@ -260,6 +260,233 @@ static int test_stacks_aggregate(void)
 	return PM_PASS;
 }
 
+
+/* ---- the runtime's stack switches, over a fake target memory ---- */
+
+/*
+ * More functions (with A, B, goexit above):
+ *   systemstack [0x6000, 0x6100) GSWITCH, frame 0
+ *   systemstack_switch [0x6100, 0x6200) NOFRAME, frame 0
+ *   sigtramp [0x6200, 0x6300) SIGTRAMP, frame 0x10
+ *   sigreturn [0x6300, 0x6400) SIGRETURN
+ *   mcall [0x6400, 0x6500) GSWITCH + MCALL
+ */
+static int lookup_rt(void *arg, uint64_t pc, struct pm_unw_func *f)
+{
+	static const struct {
+		uint64_t lo;
+		int32_t spdelta;
+		unsigned flags;
+	} t[] = {
+		{ 0x6000, 0, PM_UNW_F_SPWRITE | PM_UNW_F_GSWITCH | PM_UNW_F_SYSTEMSTACK },
+		{ 0x6100, 0, PM_UNW_F_NOFRAME },
+		{ 0x6200, 0x10, PM_UNW_F_SIGTRAMP },
+		{ 0x6300, 0, PM_UNW_F_SIGRETURN },
+		{ 0x6400, 0, PM_UNW_F_SPWRITE | PM_UNW_F_GSWITCH | PM_UNW_F_MCALL },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (pc >= t[i].lo && pc < t[i].lo + 0x100) {
+			memset(f, 0, sizeof(*f));
+			f->entry = t[i].lo;
+			f->spdelta = t[i].spdelta;
+			f->flags = PM_UNW_F_GO | t[i].flags;
+			return 0;
+		}
+	return lookup(arg, pc, f);
+}
+
+#define G0 0x10000ULL
+#define M 0x20000ULL
+#define CURG 0x30000ULL
+#define GLO 0x8000ULL
+#define GHI 0xa000ULL
+
+/* Target memory: the g0, m and curg structs (Go 1.19 offsets) and the goroutine stack. */
+struct fake_mem {
+	uint8_t g0[512], m[512], curg[512], gstack[GHI - GLO];
+	unsigned reads;
+};
+
+static int fake_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct fake_mem *fm = arg;
+	const struct {
+		uint64_t at;
+		uint8_t *p;
+		size_t n;
+	} r[] = { { G0, fm->g0, sizeof(fm->g0) },
+		  { M, fm->m, sizeof(fm->m) },
+		  { CURG, fm->curg, sizeof(fm->curg) },
+		  { GLO, fm->gstack, sizeof(fm->gstack) } };
+
+	fm->reads++;
+	for (size_t i = 0; i < 4; i++)
+		if (addr >= r[i].at && addr - r[i].at <= r[i].n && r[i].n - (addr - r[i].at) >= len) {
+			memcpy(buf, r[i].p + (addr - r[i].at), len);
+			return 0;
+		}
+	return -EFAULT;
+}
+
+static void put_at(uint8_t *b, uint64_t off, uint64_t v)
+{
+	memcpy(b + off, &v, 8);
+}
+
+static const struct pm_unw_goabi abi119 = { 48, 56, 64, 104, 192, 80 };
+
+/*
+ * On g0: A (the fn systemstack called) <- systemstack; curg stopped in
+ * systemstack_switch with sched.sp at the return into B, B <- goexit.
+ */
+static void g0_world(struct fake_mem *fm, uint8_t *st, uint64_t sched_pc, uint64_t sched_bp)
+{
+	memset(fm, 0, sizeof(*fm));
+	put(st, SP + 0x18, 0x9100);  /* A pushed the goroutine's BP */
+	put(st, SP + 0x20, 0x6005);  /* A's return into systemstack */
+	put_at(fm->g0, 48, M);
+	put_at(fm->m, 0, G0);
+	put_at(fm->m, 192, CURG);
+	put_at(fm->curg, 0, GLO);
+	put_at(fm->curg, 8, GHI);
+	put_at(fm->curg, 48, M);
+	put_at(fm->curg, 56, 0x9000);
+	put_at(fm->curg, 64, sched_pc);
+	put_at(fm->curg, 104, sched_bp);
+	put_at(fm->gstack, 0x9000 - GLO, 0x2030);        /* [sched.sp]: return into B */
+	put_at(fm->gstack, 0x9008 + 0x10 - GLO, 0x3001); /* B's return into goexit */
+}
+
+static size_t walk_rt(uint8_t *st, size_t len, struct fake_mem *fm, const struct pm_unw_goabi *go,
+		      uint64_t ip, uint64_t *pcs, unsigned *status)
+{
+	int calls = 0;
+	struct pm_unw *u = pm_unw_new(lookup_rt, &calls);
+	struct pm_unw_input in = { .ip = ip, .sp = SP, .stack = st, .stack_len = len,
+				   .read_mem = fm ? fake_read : NULL, .read_arg = fm, .go = go };
+	size_t n;
+
+	in.regs[PM_DW_R14] = G0;
+	in.regs_valid = 1u << PM_DW_R14;
+	n = pm_unw_walk(u, &in, pcs, 16, status);
+	pm_unw_free(u);
+	return n;
+}
+
+static int test_systemstack_to_curg(void)
+{
+	static struct fake_mem fm;
+	uint8_t st[256] = { 0 };
+	uint64_t pcs[16];
+	unsigned status;
+
+	g0_world(&fm, st, 0x6100, 0x9100);
+	CHECK_INT(walk_rt(st, sizeof(st), &fm, &abi119, 0x1050, pcs, &status), 4);
+	CHECK_INT(pcs[1], 0x6005);
+	CHECK_INT(pcs[2], 0x2030); /* systemstack_switch itself is not a frame */
+	CHECK_INT(pcs[3], 0x3001);
+	CHECK(status & PM_UNW_COMPLETE);
+	CHECK(status & PM_UNW_SWITCHED);
+	/* mcall-style: sched.pc is a return address into B, shown */
+	g0_world(&fm, st, 0x2031, 0x9100);
+	put_at(fm.gstack, 0x9000 + 0x10 - GLO, 0x3001); /* B's frame from sched.sp */
+	CHECK_INT(walk_rt(st, sizeof(st), &fm, &abi119, 0x1050, pcs, &status), 4);
+	CHECK_INT(pcs[2], 0x2031);
+	CHECK_INT(pcs[3], 0x3001);
+	CHECK(status & PM_UNW_COMPLETE);
+	return PM_PASS;
+}
+
+static int test_systemstack_hostile(void)
+{
+	static struct fake_mem fm;
+	uint8_t st[256] = { 0 };
+	uint64_t pcs[16];
+	unsigned status;
+
+	/* no offsets: cut, and asks for them */
+	g0_world(&fm, st, 0x6100, 0x9100);
+	CHECK_INT(walk_rt(st, sizeof(st), &fm, NULL, 0x1050, pcs, &status), 2);
+	CHECK(status & PM_UNW_CUT);
+	CHECK(status & PM_UNW_NEED_GO);
+	/* the goroutine switched again from elsewhere since: its BP differs */
+	g0_world(&fm, st, 0x6100, 0x9200);
+	CHECK_INT(walk_rt(st, sizeof(st), &fm, &abi119, 0x1050, pcs, &status), 2);
+	CHECK(status & PM_UNW_CUT);
+	/* sched.sp outside curg's stack, or 0 (it came back) */
+	g0_world(&fm, st, 0x6100, 0x9100);
+	put_at(fm.curg, 56, GHI + 64);
+	CHECK_INT(walk_rt(st, sizeof(st), &fm, &abi119, 0x1050, pcs, &status), 2);
+	CHECK(status & PM_UNW_CUT);
+	put_at(fm.curg, 56, 0);
+	CHECK_INT(walk_rt(st, sizeof(st), &fm, &abi119, 0x1050, pcs, &status), 2);
+	CHECK(status & PM_UNW_CUT);
+	/* R14 is not m.g0, or curg.m is another m */
+	g0_world(&fm, st, 0x6100, 0x9100);
+	put_at(fm.m, 0, G0 + 8);
+	CHECK_INT(walk_rt(st, sizeof(st), &fm, &abi119, 0x1050, pcs, &status), 2);
+	g0_world(&fm, st, 0x6100, 0x9100);
+	put_at(fm.curg, 48, M + 8);
+	CHECK_INT(walk_rt(st, sizeof(st), &fm, &abi119, 0x1050, pcs, &status), 2);
+	/* a curg pointing at itself through sched stays bounded */
+	g0_world(&fm, st, 0x6005, 0x9100);
+	put_at(fm.gstack, 0x9000 - GLO, 0x6005);
+	walk_rt(st, sizeof(st), &fm, &abi119, 0x1050, pcs, &status);
+	CHECK(status & (PM_UNW_CUT | PM_UNW_MAX));
+	CHECK(fm.reads < 64);
+	return PM_PASS;
+}
+
+static int test_mcall_scheduler(void)
+{
+	static struct fake_mem fm;
+	uint8_t st[256] = { 0 };
+	uint64_t pcs[16];
+	unsigned status;
+
+	g0_world(&fm, st, 0x6100, 0x9100);
+	put(st, SP + 0x20, 0x6405); /* A's return into mcall */
+	put_at(fm.m, 192, 0);       /* no curg: the scheduler */
+	CHECK_INT(walk_rt(st, sizeof(st), &fm, &abi119, 0x1050, pcs, &status), 2);
+	CHECK(status & PM_UNW_COMPLETE);
+	return PM_PASS;
+}
+
+/*
+ * Go's sigtramp returns into the restorer; the rt_sigframe's ucontext is
+ * just above: the interrupted A (exact pc) goes on to B and goexit.
+ */
+static int test_signal_frame(void)
+{
+	uint8_t st[0x600] = { 0 };
+	uint64_t pcs[16], uc = SP + 0x18, mc = uc + 40;
+	unsigned status;
+	size_t n;
+
+	put(st, SP + 0x10, 0x6300);       /* sigtramp returns into sigreturn */
+	put(st, mc + 16 * 8, 0x1050);     /* sigcontext.rip */
+	put(st, mc + 15 * 8, SP + 0x400); /* sigcontext.rsp */
+	put(st, SP + 0x400 + 0x20, 0x2030);
+	put(st, SP + 0x428 + 0x10, 0x3001);
+	n = walk_rt(st, sizeof(st), NULL, NULL, 0x6210, pcs, &status);
+	CHECK_INT(n, 4);
+	CHECK_INT(pcs[1], 0x1051); /* exact pc, written as a return address */
+	CHECK_INT(pcs[2], 0x2030);
+	CHECK_INT(pcs[3], 0x3001);
+	CHECK(status & PM_UNW_SIGFRAME);
+	CHECK(status & PM_UNW_COMPLETE);
+	/* a zero rip or a wild rsp in the frame ends the walk */
+	put(st, mc + 16 * 8, 0);
+	CHECK_INT(walk_rt(st, sizeof(st), NULL, NULL, 0x6210, pcs, &status), 1);
+	CHECK(status & PM_UNW_CUT);
+	put(st, mc + 16 * 8, 0x1050);
+	put(st, mc + 15 * 8, 0x8000000000000000ULL);
+	CHECK_INT(walk_rt(st, sizeof(st), NULL, NULL, 0x6210, pcs, &status), 1);
+	CHECK(status & PM_UNW_CUT);
+	return PM_PASS;
+}
+
 static const struct pm_test tests[] = {
 	{ "go-frames", test_go_frames },
 	{ "leaf-before-prologue", test_leaf_before_prologue },
@@ -271,6 +498,10 @@ static const struct pm_test tests[] = {
 	{ "max-frames", test_max_frames },
 	{ "cache-hits", test_cache_hits },
 	{ "stacks-aggregate", test_stacks_aggregate },
+	{ "systemstack-to-curg", test_systemstack_to_curg },
+	{ "systemstack-hostile", test_systemstack_hostile },
+	{ "mcall-scheduler", test_mcall_scheduler },
+	{ "signal-frame", test_signal_frame },
 	{ NULL, NULL },
 };
 

@@ -1,0 +1,94 @@
+#!/bin/sh
+# Every frame right across the runtime's stack switches: samples on the
+# system stack (systemstack, morestack) go on into the goroutine that
+# switched, samples in signal handlers (a C handler, Go's own) go on into
+# the interrupted code, and Go called back from C is one stack Go -> C ->
+# Go.  Prints the [truncated] share of each run.
+. "$(dirname "$0")/lib.sh"
+need_perf
+need_file switches "$GOFIX/sysstack" "$GOFIX/cgocb" "$GOFIX/cgosig" "$GOFIX/signals" "$GOFIX/demo"
+
+rec() { # NAME ARGS...: pmuprof record into $T/NAME.{pb.gz,folded}
+	_r=$1
+	shift
+	if "$PMUPROF" record -q -e cpu-clock -F 2000 -o "$T/$_r.pb.gz" "$@" >/dev/null 2>"$T/$_r.err"; then
+		"$PMUPROF" report -i "$T/$_r.pb.gz" --folded >"$T/$_r.folded"
+	else
+		: >"$T/$_r.folded"
+		sed 's/^/    /' "$T/$_r.err" | head -3
+	fi
+}
+
+# count FILE ERE [ERE2]: samples whose folded stack matches ERE (and ERE2)
+count() {
+	awk -v a="$2" -v b="${3:-}" '{ l = $0; sub(/ [0-9]+$/, "", l) }
+		l ~ a && (b == "" || l ~ b) { t += $NF } END { print t + 0 }' "$1"
+}
+
+# pct A B: A as a percentage of B, one decimal
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "0.0"; else printf "%.1f\n", 100 * a / b }'; }
+
+# at_least NAME A B PCT: pass when A >= PCT % of B (and B > 0)
+at_least() {
+	if [ "$3" -gt 0 ] && awk -v a="$2" -v b="$3" -v p="$4" 'BEGIN { exit !(100 * a >= p * b) }'; then
+		pass "$1"
+	else
+		fail "$1" "$2 of $3, want >= $4 %"
+	fi
+}
+
+# ---- demo: the [truncated] share, was ~7.5 % (systemstack, mcall, morestack)
+rec demo -- "$GOFIX/demo" -duration 2s
+tot=$(folded_total "$T/demo.folded")
+tr=$(count "$T/demo.folded" '\[truncated\]')
+echo "# demo: $tr of $tot samples [truncated] ($(pct "$tr" "$tot") %)"
+if [ "$tot" -gt 0 ] && [ $((tr * 100)) -le $((tot * 2)) ]; then pass demo-truncated; else
+	fail demo-truncated "$tr of $tot"; fi
+sys=$(count "$T/demo.folded" ';runtime\.systemstack;')
+sysok=$(count "$T/demo.folded" '^runtime\.goexit;.*;runtime\.systemstack;')
+echo "# demo: $sysok of $sys samples with runtime.systemstack reach runtime.goexit"
+at_least demo-systemstack "$sysok" "$sys" 80
+
+# ---- system stack on behalf of known goroutines
+rec sys -- "$GOFIX/sysstack" -duration 2s
+tot=$(folded_total "$T/sys.folded")
+tr=$(count "$T/sys.folded" '\[truncated\]')
+echo "# sysstack: $tr of $tot samples [truncated] ($(pct "$tr" "$tot") %)"
+# morestack under main.recurse: newstack/copystack of main.grow's goroutine
+more=$(count "$T/sys.folded" ';runtime\.morestack;')
+moreok=$(count "$T/sys.folded" '^runtime\.goexit;main\.main\.func2;main\.grow;(main\.recurse;)+runtime\.morestack;runtime\.newstack')
+echo "# sysstack: $moreok of $more samples with runtime.morestack on runtime.goexit;main.main.func2;main.grow;main.recurse..."
+at_least morestack-goroutine "$moreok" "$more" 80
+# systemstack: every sample through it is under one of the fixture's or the runtime's goroutines
+sys=$(count "$T/sys.folded" ';runtime\.systemstack;')
+sysok=$(count "$T/sys.folded" '^runtime\.goexit;.*;runtime\.systemstack;')
+echo "# sysstack: $sysok of $sys samples with runtime.systemstack reach runtime.goexit"
+at_least systemstack-goroutine "$sysok" "$sys" 60
+if [ "$more" -gt 0 ] && [ "$tr" -le $((tot / 10)) ]; then pass sysstack-truncated; else
+	fail sysstack-truncated "$tr of $tot"; fi
+
+# ---- a C signal handler: handler_burn goes on into main.spin
+rec csig -- "$GOFIX/cgosig" -duration 2s
+tot=$(folded_total "$T/csig.folded")
+h=$(count "$T/csig.folded" 'handler_burn$')
+hok=$(count "$T/csig.folded" '^runtime\.goexit;main\.main\.func1;main\.spin;(.*;)?handler_burn$')
+tr=$(count "$T/csig.folded" '\[truncated\]')
+echo "# cgosig: $hok of $h samples in handler_burn on runtime.goexit;main.main.func1;main.spin ($tr of $tot [truncated])"
+at_least c-handler-interrupted "$hok" "$h" 90
+if [ "$h" -ge 20 ]; then pass c-handler-sampled; else fail c-handler-sampled "$h samples in the handler"; fi
+
+# ---- Go's signal handler (runtime CPU profiler): sigtramp goes on into main.spin
+rec gsig -- "$GOFIX/signals" -duration 2s
+g=$(count "$T/gsig.folded" ';runtime\.sigtramp;')
+gok=$(count "$T/gsig.folded" '^runtime\.goexit;main\.main\.func1;main\.spin;(main\.deeper;)*runtime\.sigtramp;runtime\.sigtrampgo')
+echo "# signals: $gok of $g samples under runtime.sigtramp on runtime.goexit;main.main.func1;main.spin"
+if [ "$g" -eq 0 ]; then skip go-handler-interrupted "no sample in Go's signal handler"; else
+	at_least go-handler-interrupted "$gok" "$g" 60; fi
+
+# ---- Go -> C -> Go: cgo callback in one stack
+rec cgocb -- "$GOFIX/cgocb" -scale 0.3
+tot=$(folded_total "$T/cgocb.folded")
+b=$(count "$T/cgocb.folded" 'main\.burnLoop$')
+full=$(count "$T/cgocb.folded" '^runtime\.goexit;main\.main\.func1;main\.worker;main\._Cfunc_cwork;runtime\.cgocall;runtime\.asmcgocall;_cgo_[0-9a-f]+_Cfunc_cwork;cwork;goBurn;crosscall2;runtime\.cgocallback;.*;main\.goBurn;main\.burnLoop$')
+echo "# cgocb: $full of $b samples in main.burnLoop on goexit;...;main.worker;...;asmcgocall;cwork;goBurn;crosscall2;cgocallback;...;main.goBurn"
+at_least cgo-callback-continuous "$full" "$b" 90

@@ -1,0 +1,89 @@
+// Command cgosig is a profiler test fixture for samples in a C signal
+// handler: a C SIGPROF handler (installed with sigaction, on the
+// alternate signal stack) burns CPU in handler_burn, fired by an
+// ITIMER_PROF timer while the only busy goroutine runs main.spin.  So a
+// sample in handler_burn interrupted main.spin (or what it calls): the
+// stack goes on through the kernel's signal frame into main.spin and on
+// to runtime.goexit.
+package main
+
+/*
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/time.h>
+
+volatile uint64_t handler_sink;
+
+static __attribute__((noinline)) void handler_burn(void)
+{
+	uint64_t x = handler_sink | 1;
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+	}
+	handler_sink = x;
+}
+
+static void on_prof(int sig)
+{
+	(void)sig;
+	handler_burn();
+}
+
+static int start_timer(void)
+{
+	struct sigaction sa;
+	struct itimerval it = { { 0, 2000 }, { 0, 2000 } };
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_prof;
+	sa.sa_flags = SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGPROF, &sa, NULL) != 0)
+		return -1;
+	return setitimer(ITIMER_PROF, &it, NULL);
+}
+
+static void stop_timer(void)
+{
+	struct itimerval it;
+
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_PROF, &it, NULL);
+}
+*/
+import "C"
+
+import (
+	"flag"
+	"fmt"
+	"time"
+)
+
+//go:noinline
+func spin(until time.Time) uint64 {
+	x := uint64(1)
+	for time.Now().Before(until) {
+		for i := 0; i < 100000; i++ {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+		}
+	}
+	return x
+}
+
+func main() {
+	dur := flag.Duration("duration", 2*time.Second, "how long")
+	flag.Parse()
+	if C.start_timer() != 0 {
+		panic("setitimer")
+	}
+	done := make(chan uint64)
+	go func() { done <- spin(time.Now().Add(*dur)) }()
+	x := <-done
+	C.stop_timer()
+	fmt.Println(x != 0)
+}
