@@ -651,6 +651,7 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 		   unsigned *status)
 {
 	struct walk w;
+	struct pm_unw_func lf;
 	uint64_t pc = in->ip;
 	size_t n = 0;
 	bool leaf = true, on_g0 = false;
@@ -873,6 +874,17 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 		reg_set(&nrs, PM_DW_RSP, nsp);
 		w.rs = nrs;
 		leaf = false;
+	}
+	/*
+	 * Out of copy at a signal trampoline: the kernel's frame-pointer
+	 * chain from a handler skips the interrupted function (its pc is in the
+	 * signal frame, not on the stack), so it would join the handler to a
+	 * caller that never called it.  An honest cut instead.
+	 */
+	if ((*status & PM_UNW_COPY_END) && n && lookup(u, pcs[n - 1] - (n > 1), &lf) == 0 &&
+	    (lf.flags & PM_UNW_F_SIGTRAMP)) {
+		*status = (*status & ~PM_UNW_COPY_END) | PM_UNW_CUT;
+		return n;
 	}
 	if ((*status & PM_UNW_COPY_END) && !w.nswitch)
 		n = splice_chain(u, in, pcs, n, max, status);
