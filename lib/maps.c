@@ -150,6 +150,32 @@ static struct pm_sym *sym_open_for(pid_t pid, uint64_t start, uint64_t end, cons
 	return pm_sym_open(path);
 }
 
+/*
+ * The vDSO: the kernel maps the same image into every process (of one
+ * ABI), so pmuprof's own is the target's.  Its start and end from
+ * /proc/self/maps.
+ */
+static struct pm_sym *vdso_sym(void)
+{
+	char *maps, *line, *save = NULL;
+	struct pm_sym *s = NULL;
+
+	if (pm_read_file("/proc/self/maps", &maps, 1 << 22) < 0)
+		return NULL;
+	for (line = strtok_r(maps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long lo, hi;
+		size_t l = strlen(line);
+
+		if (l > 6 && strcmp(line + l - 6, "[vdso]") == 0 &&
+		    sscanf(line, "%llx-%llx", &lo, &hi) == 2 && hi > lo && hi - lo <= (1u << 20)) {
+			s = pm_sym_open_mem("[vdso]", (const void *)(uintptr_t)lo, (size_t)(hi - lo));
+			break;
+		}
+	}
+	free(maps);
+	return s;
+}
+
 static struct pm_sym *sym_get(struct pm_maps *m, pid_t pid, uint64_t start, uint64_t end,
 			      const char *path, const struct pm_map_file *f)
 {
@@ -164,7 +190,9 @@ static struct pm_sym *sym_get(struct pm_maps *m, pid_t pid, uint64_t start, uint
 	s = sym_cached(m, key, &found);
 	if (found)
 		return s;
-	s = is_file(path) ? sym_open_for(pid, start, end, path, f) : NULL;
+	s = is_file(path)		  ? sym_open_for(pid, start, end, path, f)
+	    : !strcmp(path, "[vdso]") ? vdso_sym()
+				  : NULL;
 	/* a failure by identity may be passing (the mapping went away): retry next time */
 	if (s || !by_inode)
 		sym_remember(m, key, s);

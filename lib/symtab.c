@@ -157,10 +157,9 @@ static void open_dwarf(struct pm_sym *s)
 		s->dbgcfi = dwarf_getcfi(s->dw);
 }
 
-struct pm_sym *pm_sym_open(const char *path)
+static struct pm_sym *sym_of_elf(const char *path, struct pm_elf *e)
 {
 	struct pm_sym *s;
-	struct pm_elf *e = pm_elf_open(path);
 
 	if (!e)
 		return NULL;
@@ -174,6 +173,16 @@ struct pm_sym *pm_sym_open(const char *path)
 		s->go = NULL;
 	open_dwarf(s);
 	return s;
+}
+
+struct pm_sym *pm_sym_open(const char *path)
+{
+	return sym_of_elf(path, pm_elf_open(path));
+}
+
+struct pm_sym *pm_sym_open_mem(const char *name, const void *buf, size_t len)
+{
+	return sym_of_elf(name, pm_elf_open_mem(buf, len));
 }
 
 void pm_sym_free(struct pm_sym *s)

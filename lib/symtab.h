@@ -25,6 +25,8 @@ struct pm_frame {
 
 /* Open @path.  NULL with errno set on failure. */
 struct pm_sym *pm_sym_open(const char *path);
+/* The same from an image in memory (copied), known as @name. */
+struct pm_sym *pm_sym_open_mem(const char *name, const void *buf, size_t len);
 void pm_sym_free(struct pm_sym *s);
 
 const char *pm_sym_path(const struct pm_sym *s);

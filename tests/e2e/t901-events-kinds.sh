@@ -135,7 +135,8 @@ fi
 "$PMUPROF" record -q -e context-switches -c 1 -o "$out" -- "$fx" sleep 50 >"$T/o" 2>"$T/e"
 "$PMUPROF" report -i "$out" --folded >"$T/f" 2>/dev/null
 n=$(grep 'main\.sleeper;syscall\.Nanosleep' "$T/f" | awk '{ s += $NF } END { print s + 0 }')
-if [ "$n" -ge 50 ] && [ "$n" -le 52 ]; then pass context-switches; else fail context-switches "$n switches in main.sleeper, 50 sleeps: $(head -1 "$T/e")"; fi
+# (a loaded machine preempts it a few times more: those are context switches too)
+if [ "$n" -ge 50 ] && [ "$n" -le 65 ]; then pass context-switches; else fail context-switches "$n switches in main.sleeper, 50 sleeps: $(head -1 "$T/e")"; fi
 
 # both at once: a sample type each; report --event shows one, its samples only
 "$PMUPROF" record -q -e page-faults,context-switches -c 1 --raw "$T/cap" -o "$out" -- "$fx" both 2000 >"$T/o" 2>"$T/e"
@@ -154,7 +155,7 @@ cs=$(grep 'main\.sleeper;syscall\.Nanosleep' "$T/fc" | awk '{ s += $NF } END { p
 # the preemptions a loaded machine adds (each is a context switch too)
 cst=$(grep 'main\.touch;main\.pace' "$T/fc" | awk '{ s += $NF } END { print s + 0 }')
 echo "# -e page-faults,context-switches: $pf faults in main.touch (2000 pages), $pfs in main.sleeper; $cs switches in main.sleeper (50 sleeps), $cst in main.touch (200 paces)"
-if awk -v n="$pf" 'BEGIN { exit !(n >= 1900 && n <= 2100) }' && [ "$cs" -ge 50 ] && [ "$cs" -le 55 ] &&
+if awk -v n="$pf" 'BEGIN { exit !(n >= 1900 && n <= 2100) }' && [ "$cs" -ge 50 ] && [ "$cs" -le 65 ] &&
 	[ "$pfs" -le 5 ] && [ "$cst" -ge 200 ] && [ "$cst" -le 260 ]; then
 	pass multi-per-event
 else
