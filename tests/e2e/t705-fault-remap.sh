@@ -20,10 +20,11 @@ if ! "$PMUPROF" report -i "$out" --folded >"$T/f" 2>"$T/f.err"; then
 	exit 0
 fi
 pass readable
+# (a signal can interrupt the code: the handler's frames then follow it, leaf-ward)
 awk '{ n = $NF; t += n }
 	/;code0\.bin\+0x[0-9a-f]+ [0-9]+$/ { c0 += n; if ($0 ~ /;main\.remap;code0/) r0 += n }
 	/;code1\.bin\+0x[0-9a-f]+ [0-9]+$/ { c1 += n; if ($0 ~ /;main\.remap;code1/) r1 += n }
-	/code[01]\.bin/ { any += n }
+	/code[01]\.bin/ && !/code[01]\.bin\+0x[0-9a-f]+;runtime\.sigtramp/ { any += n }
 	END { printf "%d %d %d %d %d %d\n", t, c0, c1, r0, r1, any }' "$T/f" >"$T/counts"
 read -r total c0 c1 r0 r1 any <"$T/counts"
 if [ "$total" -gt 0 ] && [ $((100 * (c0 + c1) / total)) -ge 50 ]; then
