@@ -109,7 +109,14 @@ static enum pm_gor_labels_kind labels_kind(int minor)
 
 int pm_gor_layout_version(const char *version, struct pm_gor_layout *out)
 {
-	/* go-internals.md section 5; 1.19 checked against DWARF here */
+	/*
+	 * go-internals.md section 5.  Each row was recomputed from the runtime
+	 * sources (go/types, linux/amd64 sizes) at go1.19, go1.20, go1.21.0,
+	 * go1.22rc1 and the freeze before each later release; 1.26 and 1.27
+	 * also from the stores in runtime.newproc1, execute, minit and gogo of
+	 * esbuild (go1.26.5) and lefthook (go1.27.0), which agree: 1.27 kept
+	 * 1.26's g and m.
+	 */
 	static const struct {
 		int lo, hi;
 		uint32_t status, goid, parent, gopc, startpc, anc, labels, procid, gsignal, curg;
@@ -118,7 +125,7 @@ int pm_gor_layout_version(const char *version, struct pm_gor_layout *out)
 		{ 21, 22, 144, 152, 272, 280, 296, 288, 344, 72, 80, 192 },
 		{ 23, 24, 152, 160, 280, 288, 304, 296, 352, 72, 80, 192 },
 		{ 25, 25, 144, 152, 272, 280, 296, 288, 344, 64, 72, 184 },
-		{ 26, 26, 144, 152, 280, 288, 304, 296, 352, 64, 72, 184 },
+		{ 26, 27, 144, 152, 280, 288, 304, 296, 352, 64, 72, 184 },
 	};
 	int minor = parse_minor(version);
 	size_t i;

@@ -10,7 +10,7 @@
  * (the stacks of the goroutines that created it, transitively).
  *
  * Struct offsets come from the binary's DWARF (runtime.g, runtime.m) when
- * present, else from a table per Go version (1.19 .. 1.26); any other
+ * present, else from a table per Go version (1.19 .. 1.27); any other
  * version turns the inspector off for that process with one pm_warn line.
  * Every candidate g is validated (g.m != 0, m.procid == tid, g is one of
  * m.g0, m.gsignal, m.curg, SP inside the stack of a user g); a thread whose

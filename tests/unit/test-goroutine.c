@@ -1,5 +1,6 @@
 /* Unit tests for lib/goroutine: layouts, and inspection over a fake address space. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "stacks.h"
 #include "symtab.h"
 #include "test.h"
+#include "util.h"
 
 /* ---- a fake target: a few regions ---- */
 
@@ -157,6 +159,74 @@ static int test_table(void)
 	return PM_PASS;
 }
 
+/*
+ * Go 1.27 (lefthook 2.2.2, go1.27.0, stripped): the offsets its runtime
+ * uses, read off its code: newproc1 stores parentGoid 0x118, gopc 0x120,
+ * ancestors 0x128, startpc 0x130, labels 0x160 (copied from m.curg 0xb8),
+ * goid 0x98; casgstatus cmpxchg 0x90; execute g.m 0x30; minit m.procid
+ * 0x40; m.gsignal 0x48; gogo reads the gobuf's sp 0, pc 8, bp 0x28.
+ * Newer releases are not guessed.
+ */
+static int test_table_go127(void)
+{
+#define F(field, want) { offsetof(struct pm_gor_layout, field), want, #field }
+	static const struct {
+		size_t off;
+		uint32_t want;
+		const char *name;
+	} f[] = {
+		F(g_m, 48), F(g_status, 144), F(g_goid, 152), F(g_parent_goid, 280),
+		F(g_gopc, 288), F(g_ancestors, 296), F(g_startpc, 304), F(g_labels, 352),
+		F(g_sched_sp, 56), F(g_sched_pc, 64), F(g_sched_bp, 96), F(m_procid, 64),
+		F(m_gsignal, 72), F(m_curg, 184), F(g_size, 360), F(m_size, 192),
+	};
+#undef F
+	struct pm_gor_layout l;
+	uint32_t v;
+	size_t i;
+
+	CHECK_INT(pm_gor_layout_version("go1.27.0", &l), 0);
+	CHECK_INT(l.minor, 27);
+	CHECK(!l.from_dwarf);
+	CHECK_INT(l.labels, PM_GOR_LABELS_SLICE);
+	for (i = 0; i < PM_ARRAY_SIZE(f); i++) {
+		memcpy(&v, (const char *)&l + f[i].off, sizeof(v));
+		if (v != f[i].want) {
+			fprintf(stderr, "  go1.27 %s: %u, expected %u\n", f[i].name, v, f[i].want);
+			return PM_FAIL;
+		}
+	}
+	CHECK_INT(pm_gor_layout_version("go1.27rc1", &l), 0);
+	CHECK_INT(l.g_parent_goid, 280);
+	CHECK_INT(pm_gor_layout_version("go1.28.0", &l), -ENOTSUP);
+	return PM_PASS;
+}
+
+/*
+ * Every release from 1.19 to 1.27 has a row, and what changed between
+ * them did (go/types over each release's src/runtime, linux/amd64).
+ */
+static int test_table_releases(void)
+{
+	struct pm_gor_layout l;
+	char v[16];
+	int minor;
+
+	for (minor = 19; minor <= 27; minor++) {
+		snprintf(v, sizeof(v), "go1.%d.3", minor);
+		CHECK_INT(pm_gor_layout_version(v, &l), 0);
+		CHECK_INT(l.minor, minor);
+		CHECK_INT(l.g_m, 48);
+		CHECK_INT(l.g_sched_sp, 56);
+		CHECK_INT(l.g_sched_bp, minor >= 25 ? 96 : 104);              /* gobuf.ret went */
+		CHECK_INT(l.g_goid, minor == 23 || minor == 24 ? 160 : 152);  /* g.syscallbp came */
+		CHECK_INT(l.g_parent_goid != 0, minor >= 21);
+		CHECK_INT(l.m_curg, minor >= 25 ? 184 : 192);                 /* m.morebuf is one */
+		CHECK_INT(l.labels, minor <= 23 ? PM_GOR_LABELS_MAP : PM_GOR_LABELS_SLICE);
+	}
+	return PM_PASS;
+}
+
 /* The DWARF of a Debian go1.19 binary gives the table's offsets. */
 static int test_dwarf(void)
 {
@@ -269,20 +339,30 @@ static int test_inspect_late(void)
 	return PM_PASS;
 }
 
+/* 1.26 and 1.27: labels as a slice; a sample on g0 counts for m.curg */
 static int test_labels_slice(void)
 {
+	static const char *const vers[] = { "go1.26.0", "go1.27.0" };
 	struct pm_gor_layout l;
 	struct pm_gor_info gi;
 	struct pm_gor *g;
-	int rc;
+	size_t i;
+	int rc = PM_PASS;
 
-	CHECK_INT(pm_gor_layout_version("go1.26.0", &l), 0);
-	fake_world(&l, true);
-	g = fake_gor(&l);
-	rc = pm_gor_inspect(g, 1, TID, G1, STK + 0x10, NULL, 0, &gi);
-	if (rc == 0)
-		rc = check_labels(&gi);
-	pm_gor_free(g);
+	for (i = 0; i < PM_ARRAY_SIZE(vers) && rc == PM_PASS; i++) {
+		CHECK_INT(pm_gor_layout_version(vers[i], &l), 0);
+		fake_world(&l, true);
+		g = fake_gor(&l);
+		rc = pm_gor_inspect(g, 1, TID, G1, STK + 0x10, NULL, 0, &gi);
+		if (rc == 0)
+			rc = check_labels(&gi);
+		if (rc == PM_PASS && (pm_gor_inspect(g, 1, TID, G0, 0x7fff0000, NULL, 0, &gi) != 0 ||
+				      gi.goid != 77 || gi.gopc != 0x401234 || !gi.on_system_stack))
+			rc = PM_FAIL;
+		if (rc == PM_PASS)
+			rc = check_labels(&gi);
+		pm_gor_free(g);
+	}
 	return rc;
 }
 
@@ -374,11 +454,13 @@ int main(int argc, char **argv)
 {
 	static const struct pm_test tests[] = {
 		{ "table", test_table },
+		{ "table_go127", test_table_go127 },
+		{ "table_releases", test_table_releases },
 		{ "dwarf_go119", test_dwarf },
 		{ "inspect_user_g", test_inspect_user_g },
 		{ "inspect_g0", test_inspect_g0 },
 		{ "inspect_late", test_inspect_late },
-		{ "labels_slice_go126", test_labels_slice },
+		{ "labels_slice_go126_go127", test_labels_slice },
 		{ "labels_hostile", test_labels_hostile },
 		{ "layout_vetted", test_layout_vetted },
 		{ "sample_empty_chain", test_sample_empty_chain },
