@@ -116,7 +116,7 @@ need_cmd() {
 	done
 }
 
-folded_total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
+folded_total() { awk '{ t += $NF } END { printf "%.0f\n", t }' "$1"; }
 
 leaf_names() {
 	awk -v p="$2" '{ n = $NF; total += n; line = $0; sub(/ [0-9]+$/, "", line);
