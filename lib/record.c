@@ -82,6 +82,7 @@
 #define PROBE_STACK 256 /* bytes of stack a creation probe copies */
 #define MLOG_MAX (1u << 20)     /* target bytes logged for one sample at most */
 #define MLOG_CHUNK 32768        /* ... in entries of at most this */
+#define MAX_RSEG 64             /* MEM records before one sample (>= MLOG_MAX / 64 KiB) */
 
 struct unw_slot {
 	pid_t pid;
@@ -129,6 +130,9 @@ struct session {
 	bool mlog_on;
 	uint8_t *mlog;
 	size_t mlog_len, mlog_cap;
+	/* replay: the MEM records of the next sample, borrowed from the capture */
+	const uint8_t *rseg[MAX_RSEG];
+	size_t rseg_len[MAX_RSEG], nrseg;
 	struct idtab ev_of;      /* several events: event id -> its index */
 	int fail_ev;             /* the event whose open failed */
 	struct pm_rec_layout layout;
@@ -535,21 +539,27 @@ static int mlog_read(struct session *s, pid_t pid, uint64_t addr, void *buf, siz
 		return 0;
 	}
 	while (len) {
-		size_t off = 0, n = 0;
+		size_t off, n = 0, k;
 
-		while (off + 16 <= s->mlog_len) {
-			const uint8_t *e = s->mlog + off;
-			uint32_t elen = pm_le32(e + 4);
-			uint64_t ea = pm_le64(e + 8), sz = 16 + (((uint64_t)elen + 7) & ~7ULL);
+		for (k = 0; k < s->nrseg && !n; k++) {
+			const uint8_t *seg = s->rseg[k];
+			size_t slen = s->rseg_len[k];
 
-			if (sz > s->mlog_len - off)
-				break;
-			if ((pid_t)pm_le32(e) == pid && addr >= ea && addr - ea < elen) {
-				n = elen - (size_t)(addr - ea) < len ? elen - (size_t)(addr - ea) : len;
-				memcpy(out, e + 16 + (addr - ea), n);
-				break;
+			for (off = 0; off + 16 <= slen; ) {
+				const uint8_t *e = seg + off;
+				uint32_t elen = pm_le32(e + 4);
+				uint64_t ea = pm_le64(e + 8), sz = 16 + (((uint64_t)elen + 7) & ~7ULL);
+
+				if (sz > slen - off)
+					break;
+				if ((pid_t)pm_le32(e) == pid && addr >= ea && addr - ea < elen) {
+					n = elen - (size_t)(addr - ea) < len ? elen - (size_t)(addr - ea)
+									   : len;
+					memcpy(out, e + 16 + (addr - ea), n);
+					break;
+				}
+				off += (size_t)sz;
 			}
-			off += (size_t)sz;
 		}
 		if (!n)
 			return -EFAULT;
@@ -900,7 +910,7 @@ static void feed(struct session *s, const struct perf_event_header *h, const str
 		s->mlog_len = 0;
 	on_record(s, r);
 	if (s->replay && r->type == PERF_RECORD_SAMPLE)
-		s->mlog_len = 0; /* the MEM records before a sample are its own */
+		s->nrseg = 0; /* the MEM records before a sample are its own */
 	if (s->cap) {
 		if (r->type == PERF_RECORD_SAMPLE)
 			mlog_write(s);
@@ -1978,11 +1988,11 @@ static int replay_own(struct session *s, const struct perf_event_header *h)
 		idtab_put(&s->chosen, ow.tid, (int32_t)ow.tid);
 		return 0;
 	case PM_DATA_REC_MEM:
-		if (h->size < 8 || h->size % 8 || s->mlog_len + h->size > MLOG_MAX)
+		if (h->size < 8 || h->size % 8 || s->nrseg == MAX_RSEG)
 			return -EINVAL;
-		PM_GROW(s->mlog, s->mlog_cap, s->mlog_len + h->size - 8);
-		memcpy(s->mlog + s->mlog_len, (const uint8_t *)h + 8, h->size - 8u);
-		s->mlog_len += h->size - 8u;
+		/* borrowed: records stay valid until the capture is closed */
+		s->rseg[s->nrseg] = (const uint8_t *)h + 8;
+		s->rseg_len[s->nrseg++] = h->size - 8u;
 		return 0;
 	case PM_DATA_REC_EVENT: {
 		struct pm_data_event ev;
