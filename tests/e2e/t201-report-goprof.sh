@@ -62,7 +62,7 @@ else
 fi
 if grep -Eq '^runtime\.main;main\.main;main\.spin3 [0-9]+$' "$T/fold"; then pass folded-root-first; else fail folded-root-first "$(grep spin3 "$T/fold" | head -2)"; fi
 gotool tool pprof -raw "$p" 2>/dev/null | awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
-	s && /^ *[0-9]+ +[0-9]+:/ { c += $1; v += $2 } END { print c, v }' >"$T/cv"
+	s && /^ *[0-9]+ +[0-9]+:/ { c += $1; v += $2 } END { printf "%.0f %.0f\n", c, v }' >"$T/cv"
 read -r gc gv <"$T/cv"
 # folded lines end in the sample count (docs/cli: "space, count") unless
 # --sample-index picks another value

@@ -48,7 +48,7 @@ while read -r name; do
 	fi
 	# totals: -raw columns vs pmuprof report --folded of each sample type
 	awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
-		s && /^ *[0-9]+ +[0-9]+:/ { c += $1; v += $2 } END { print c + 0, v + 0 }' "$T/$name.raw" >"$T/cv"
+		s && /^ *[0-9]+ +[0-9]+:/ { c += $1; v += $2 } END { printf "%.0f %.0f\n", c, v }' "$T/$name.raw" >"$T/cv"
 	read -r gc gv <"$T/cv"
 	"$PMUPROF" report -i "$f" --folded --sample-index 0 >"$T/f0"
 	"$PMUPROF" report -i "$f" --folded --sample-index 1 >"$T/f1"
