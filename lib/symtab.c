@@ -56,6 +56,9 @@ static const char *const gswitch_names[] = {
 static const char *const sigtramp_names[] = {
 	"runtime.sigtramp", "runtime.cgoSigtramp", "runtime.sigprofNonGoWrapper",
 };
+static const char *const vdsocall_names[] = {
+	"runtime.nanotime1", "runtime.walltime", "runtime.walltime1", "time.now",
+};
 static const char *const sigreturn_names[] = {
 	"runtime.sigreturn", "runtime.sigreturn__sigaction",
 };
@@ -95,6 +98,8 @@ static void compute_flags(struct pm_sym *s)
 	for (size_t i = 0; i < n; i++) {
 		const char *name = pm_go_func_name(s->go, (long)i);
 
+		if (name && in_list(name, vdsocall_names, PM_ARRAY_SIZE(vdsocall_names)))
+			s->gflags[i] |= PM_UNW_F_VDSOCALL;
 		if (!name || name[0] != 'r' || strncmp(name, "runtime.", 8) != 0) {
 			if (name && strcmp(name, "main.main") == 0)
 				s->gflags[i] |= PM_UNW_F_MAIN;

@@ -469,6 +469,45 @@ static int g0_switch(struct pm_unw *u, struct walk *w, uint64_t *pc)
 }
 
 /*
+ * Out of time.now / runtime.nanotime1 / walltime, which call the vDSO on
+ * g0 (PM_UNW_F_VDSOCALL): their first instruction after the prologue is
+ * MOVQ SP, R12, and C keeps R12 (callee-saved; the CFI steps out of the
+ * vDSO carry it).  Above R12 on the goroutine stack: the saved
+ * m.vdsoPC and m.vdsoSP, the saved BP, then the return address.  The
+ * slot is found, not assumed (frame sizes differ across Go versions): the
+ * first of R12+16 .. R12+48 holding a return address into a Go function
+ * whose own frame, by its pcsp, ends in another return address into Go.
+ * 0 with *@ra and the walk on the caller's frame; -1.
+ */
+static int vdso_return(struct pm_unw *u, struct walk *w, uint64_t *ra)
+{
+	struct pm_unw_func cf, gf;
+	uint64_t esp, v, up, bp = 0;
+
+	if (!reg_get(&w->rs, PM_DW_R12, &esp) || !good_ptr(esp) || (esp & 7))
+		return -1;
+	if (!load_stack(u, &w->cur, esp, 0))
+		return -1;
+	for (uint64_t off = 16; off <= 48; off += 8) {
+		if (read_word(&w->cur, esp + off, &v) < 0)
+			return -1;
+		if (lookup(u, v - 1, &cf) < 0 || !(cf.flags & PM_UNW_F_GO) || cf.spdelta < 0)
+			continue;
+		if (read_word(&w->cur, esp + off + 8 + (uint64_t)cf.spdelta, &up) < 0 ||
+		    lookup(u, up - 1, &gf) < 0 || !(gf.flags & PM_UNW_F_GO))
+			continue;
+		reg_get(&w->rs, PM_DW_RBP, &bp);
+		memset(&w->rs, 0, sizeof(w->rs));
+		reg_set(&w->rs, PM_DW_RSP, esp + off + 8);
+		if (read_word(&w->cur, esp + off - 8, &bp) == 0 && bp)
+			reg_set(&w->rs, PM_DW_RBP, bp);
+		*ra = v;
+		return 0;
+	}
+	return -1;
+}
+
+/*
  * At runtime.cgocallback: when the walk is on the goroutine's stack, move
  * it to cgocallback's frame on g0 (g0.sched.sp), under which its C caller
  * is.  1 when moved; 2 when the walk is on g0 already; -1 when it cannot
@@ -771,6 +810,19 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 				}
 				pc = gpc;
 				leaf = true;
+				continue;
+			} else if ((f.flags & PM_UNW_F_VDSOCALL) && w.nswitch < MAX_SWITCHES &&
+				   vdso_return(u, &w, &ra) == 0) {
+				/* back from g0 to the goroutine stack time.now/nanotime1 left */
+				w.nswitch++;
+				*status |= PM_UNW_SWITCHED;
+				if (n >= max) {
+					*status |= PM_UNW_MAX;
+					break;
+				}
+				pcs[n++] = ra;
+				pc = ra;
+				leaf = false;
 				continue;
 			} else {
 				/* a stack switch (gogo, ...): the rest is elsewhere */

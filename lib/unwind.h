@@ -48,6 +48,11 @@ enum pm_unw_func_flags {
 	PM_UNW_F_NOFRAME = 1 << 9,     /* runtime.systemstack_switch: a saved pc, not a frame */
 	PM_UNW_F_SYSTEMSTACK = 1 << 10, /* runtime.systemstack (with GSWITCH) */
 	PM_UNW_F_MCALL = 1 << 11,       /* runtime.mcall (with GSWITCH): no curg = the scheduler */
+	/*
+	 * time.now, runtime.nanotime1, walltime: call the vDSO on g0, their
+	 * SP after the prologue kept in R12 (callee-saved in C)
+	 */
+	PM_UNW_F_VDSOCALL = 1 << 12,
 };
 
 /* x86_64 DWARF register numbers */

@@ -49,13 +49,16 @@ sysok=$(count "$T/demo.folded" '^runtime\.goexit;.*;runtime\.systemstack;')
 echo "# demo: $sysok of $sys samples with runtime.systemstack reach runtime.goexit"
 at_least demo-systemstack "$sysok" "$sys" 80
 
-# ---- the vDSO, named from its own symbols: time.Now in a loop (its stack
-# switch, through m.vdsoSP, is not crossed yet: those samples are cut)
+# ---- the vDSO, named from its own symbols: time.Now in a loop; time.now
+# calls it on g0, and the walk goes back to the goroutine through R12
 rec clock -- "$GOFIX/clock" -duration 1s
 vd=$(count "$T/clock.folded" '(^|;)(runtime\.nanotime1|time\.now);.')
 vdn=$(count "$T/clock.folded" '(^|;)(runtime\.nanotime1|time\.now);__vdso_clock_gettime')
 echo "# clock: $vdn of $vd samples under time.now/runtime.nanotime1 in __vdso_clock_gettime"
 at_least vdso-named "$vdn" "$vd" 95
+vdg=$(count "$T/clock.folded" '^runtime\.goexit;runtime\.main;main\.main;main\.tick;time\.Now;time\.now;__vdso_clock_gettime')
+echo "# clock: $vdg of $vdn samples in the vDSO on runtime.goexit;...;main.tick;time.Now;time.now"
+at_least vdso-to-goroutine "$vdg" "$vdn" 90
 if [ "$vd" -lt 100 ]; then fail vdso-samples "only $vd samples in the vDSO"; else pass vdso-samples; fi
 
 # ---- system stack on behalf of known goroutines
