@@ -1160,8 +1160,15 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 			/*
 			 * the CPU's own PMU, absent here (a VM without one): a
 			 * hardware event that falls back to cpu-clock as the
-			 * others do; its terms cannot be checked without formats
+			 * others do; its terms cannot be checked without formats,
+			 * only their spelling (the text becomes the event's name)
 			 */
+			for (size_t i = 0; terms[i]; i++)
+				if (!isalnum((unsigned char)terms[i]) && !strchr("_=,.-", terms[i])) {
+					pm_seterr(err, errlen, "bad term in '%s' (expected PMU/term=value,.../)",
+						  text);
+					return -EINVAL;
+				}
 			out->kind = PM_EVT_PMU;
 			out->type = PERF_TYPE_HARDWARE;
 			out->absent = true;

@@ -885,6 +885,9 @@ static int t_list(void)
 		CHECK_STR(s[0].name, "cpu/event=0x3c,umask=0x00/");
 		CHECK(s[0].absent && s[0].hardware);
 		CHECK(s[1].absent && s[1].hardware && s[1].exclude_kernel);
+		/* ... whose terms are checked for their spelling (fuzz-evt found a newline) */
+		CHECK_INT(pm_evt_parse("cpu/r\n/u", &s[0], err, sizeof(err)), -EINVAL);
+		CHECK_STR(err, "bad term in 'cpu/r?/u' (expected PMU/term=value,.../)");
 		CHECK_INT(pm_evt_parse("uncore/event=1/", &s[0], err, sizeof(err)), -EINVAL);
 		CHECK_STR(err, "unknown event 'uncore'; run 'pmuprof list' to see the events here");
 		snprintf(dir, sizeof(dir), "%s/sys", fake_root);
