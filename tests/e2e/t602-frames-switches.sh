@@ -94,7 +94,8 @@ rec gsig -- "$GOFIX/signals" -duration 2s
 g=$(count "$T/gsig.folded" ';runtime\.sigtramp;')
 gok=$(count "$T/gsig.folded" '^runtime\.goexit;main\.main\.func1;main\.spin;(main\.deeper;)*runtime\.sigtramp;runtime\.sigtrampgo')
 echo "# signals: $gok of $g samples under runtime.sigtramp on runtime.goexit;main.main.func1;main.spin"
-if [ "$g" -eq 0 ]; then skip go-handler-interrupted "no sample in Go's signal handler"; else
+# (a handful of samples a run: a share of fewer than 5 says nothing)
+if [ "$g" -lt 5 ]; then skip go-handler-interrupted "only $g samples in Go's signal handler"; else
 	at_least go-handler-interrupted "$gok" "$g" 60; fi
 
 # ---- Go -> C -> Go: cgo callback in one stack
