@@ -175,3 +175,16 @@ wait_bounded() {
 	fi
 	wait "$1"
 }
+
+# rec NAME ARGS...: pmuprof record (cpu-clock at $REC_HZ, default 1000) into
+# $T/NAME.{pb.gz,folded}; the folded file is empty when recording fails
+rec() {
+	_r=$1
+	shift
+	if "$PMUPROF" record -q -e cpu-clock -F "${REC_HZ:-1000}" -o "$T/$_r.pb.gz" "$@" >/dev/null 2>"$T/$_r.err"; then
+		"$PMUPROF" report -i "$T/$_r.pb.gz" --folded >"$T/$_r.folded"
+	else
+		: >"$T/$_r.folded"
+		sed 's/^/    /' "$T/$_r.err" | head -3
+	fi
+}

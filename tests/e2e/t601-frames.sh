@@ -27,17 +27,6 @@ perf_folded() {
 		END { if (n) { s = fr[n]; for (i = n - 1; i >= 1; i--) s = s ";" fr[i]; print s, 1 } }'
 }
 
-rec() { # NAME ARGS...: pmuprof record into $T/NAME.{pb.gz,folded}
-	_r=$1
-	shift
-	if "$PMUPROF" record -q -e cpu-clock -F 1000 -o "$T/$_r.pb.gz" "$@" >/dev/null 2>"$T/$_r.err"; then
-		"$PMUPROF" report -i "$T/$_r.pb.gz" --folded >"$T/$_r.folded"
-	else
-		: >"$T/$_r.folded"
-		sed 's/^/    /' "$T/$_r.err" | head -3
-	fi
-}
-
 gcc -O2 -g -fomit-frame-pointer -o "$T/cburn" "$top/tests/c/burn/main.c" || { fail c-build; exit 0; }
 gcc -O2 -g -o "$T/csys" "$top/tests/c/sys/main.c" || { fail c-build; exit 0; }
 (cd "$top/tests/go/inline" && GOCACHE=$FIX/gocache GO111MODULE=off "$GO" build -gcflags=-l -o "$T/inline-l" .) ||

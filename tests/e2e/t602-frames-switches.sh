@@ -5,19 +5,9 @@
 # the interrupted code, and Go called back from C is one stack Go -> C ->
 # Go.  Prints the [truncated] share of each run.
 . "$(dirname "$0")/lib.sh"
+REC_HZ=2000
 need_perf
 need_file switches "$GOFIX/clock" "$GOFIX/sysstack" "$GOFIX/cgocb" "$GOFIX/cgosig" "$GOFIX/signals" "$GOFIX/demo"
-
-rec() { # NAME ARGS...: pmuprof record into $T/NAME.{pb.gz,folded}
-	_r=$1
-	shift
-	if "$PMUPROF" record -q -e cpu-clock -F 2000 -o "$T/$_r.pb.gz" "$@" >/dev/null 2>"$T/$_r.err"; then
-		"$PMUPROF" report -i "$T/$_r.pb.gz" --folded >"$T/$_r.folded"
-	else
-		: >"$T/$_r.folded"
-		sed 's/^/    /' "$T/$_r.err" | head -3
-	fi
-}
 
 # count FILE ERE [ERE2]: samples whose folded stack matches ERE (and ERE2)
 count() {
