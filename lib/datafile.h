@@ -253,7 +253,7 @@ bool pm_data_truncated(const struct pm_data *d);
 
 /*
  * The next record of the stream: 1 and *h (8-byte aligned, h->size bytes
- * valid, borrowed until pm_data_close()); 0 at the end (also at a record
+ * valid, borrowed until the next call or pm_data_close()); 0 at the end (also at a record
  * cut short by truncation); -EINVAL on a record whose size is impossible
  * inside the stream, with one line in @err.
  */

@@ -130,8 +130,8 @@ struct session {
 	bool mlog_on;
 	uint8_t *mlog;
 	size_t mlog_len, mlog_cap;
-	/* replay: the MEM records of the next sample, borrowed from the capture */
-	const uint8_t *rseg[MAX_RSEG];
+	/* replay: the MEM records of the next sample, copied to mlog: offsets */
+	size_t rseg[MAX_RSEG];
 	size_t rseg_len[MAX_RSEG], nrseg;
 	struct idtab ev_of;      /* several events: event id -> its index */
 	int fail_ev;             /* the event whose open failed */
@@ -542,7 +542,7 @@ static int mlog_read(struct session *s, pid_t pid, uint64_t addr, void *buf, siz
 		size_t off, n = 0, k;
 
 		for (k = 0; k < s->nrseg && !n; k++) {
-			const uint8_t *seg = s->rseg[k];
+			const uint8_t *seg = s->mlog + s->rseg[k];
 			size_t slen = s->rseg_len[k];
 
 			for (off = 0; off + 16 <= slen; ) {
@@ -910,7 +910,7 @@ static void feed(struct session *s, const struct perf_event_header *h, const str
 		s->mlog_len = 0;
 	on_record(s, r);
 	if (s->replay && r->type == PERF_RECORD_SAMPLE)
-		s->nrseg = 0; /* the MEM records before a sample are its own */
+		s->nrseg = s->mlog_len = 0; /* the MEM records before a sample are its own */
 	if (s->cap) {
 		if (r->type == PERF_RECORD_SAMPLE)
 			mlog_write(s);
@@ -1990,9 +1990,12 @@ static int replay_own(struct session *s, const struct perf_event_header *h)
 	case PM_DATA_REC_MEM:
 		if (h->size < 8 || h->size % 8 || s->nrseg == MAX_RSEG)
 			return -EINVAL;
-		/* borrowed: records stay valid until the capture is closed */
-		s->rseg[s->nrseg] = (const uint8_t *)h + 8;
+		/* copied: the reader's records last until its next one */
+		PM_GROW(s->mlog, s->mlog_cap, s->mlog_len + h->size - 8u);
+		memcpy(s->mlog + s->mlog_len, (const uint8_t *)h + 8, h->size - 8u);
+		s->rseg[s->nrseg] = s->mlog_len;
 		s->rseg_len[s->nrseg++] = h->size - 8u;
+		s->mlog_len += h->size - 8u;
 		return 0;
 	case PM_DATA_REC_EVENT: {
 		struct pm_data_event ev;

@@ -11,6 +11,8 @@
 #include "test.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -362,9 +364,87 @@ static int t_events(void)
 	return PM_PASS;
 }
 
+/*
+ * A stream several times the reader's window, records of every size
+ * straddling its edges: each comes back whole and in order; then the same
+ * file cut in a record past the first window: every whole record before the
+ * cut, and "truncated".
+ */
+static int t_window(void)
+{
+	const char *path = tmp_path("big.data");
+	struct pm_data_writer *w;
+	struct perf_event_attr a;
+	struct pm_data_meta meta;
+	struct pm_data_trailer t;
+	struct pm_data *d;
+	const struct perf_event_header *h;
+	char err[256];
+	static uint64_t rec[8192];
+	struct perf_event_header *rh = (struct perf_event_header *)rec;
+	uint64_t off = 0, cut = 0, i, n = 14000, whole = 0;
+	struct pm_data_header dh;
+	FILE *f;
+
+	CHECK(path);
+	fill_attr(&a);
+	memset(&meta, 0, sizeof(meta));
+	snprintf(meta.name, sizeof(meta.name), "cpu-clock");
+	snprintf(meta.value_type, sizeof(meta.value_type), "cpu");
+	snprintf(meta.value_unit, sizeof(meta.value_unit), "nanoseconds");
+	CHECK_INT(pm_data_create(&w, path, &a, 1, &meta, NULL), 0);
+	for (i = 0; i < n; i++) {
+		size_t words = 3 + (i * 7919) % 400 + (i % 97 == 0 ? 7000 : 0);
+
+		rh->type = PERF_RECORD_MAX + 1; /* not decoded: only carried */
+		rh->misc = 0;
+		rh->size = (uint16_t)(words * 8);
+		rec[1] = i;
+		rec[words - 1] = ~i;
+		CHECK_INT(pm_data_write(w, rh), 0);
+		off += words * 8;
+		if (!cut && off > (6u << 20))
+			cut = off - 16, whole = i; /* records 0..i-1 are before the cut */
+	}
+	memset(&t, 0, sizeof(t));
+	CHECK_INT(pm_data_finish(w, &t), 0);
+
+	CHECK_INT(pm_data_open(&d, path, err, sizeof(err)), 0);
+	for (i = 0; pm_data_next(d, &h, err, sizeof(err)) == 1; i++) {
+		const uint64_t *b = (const uint64_t *)h;
+		size_t words = 3 + (i * 7919) % 400 + (i % 97 == 0 ? 7000 : 0);
+
+		if (h->size != words * 8 || b[1] != i || b[words - 1] != ~i) {
+			fprintf(stderr, "record %" PRIu64 ": size %u, first %" PRIu64 "\n", i, h->size,
+				b[1]);
+			pm_data_close(d);
+			return PM_FAIL;
+		}
+	}
+	CHECK_INT(i, n);
+	CHECK(!pm_data_truncated(d));
+	pm_data_close(d);
+
+	/* the header's stream offset: the records start there */
+	f = fopen(path, "rb");
+	CHECK(f);
+	CHECK(fread(&dh, sizeof(dh), 1, f) == 1);
+	fclose(f);
+	CHECK(truncate(path, (off_t)(dh.stream_off + cut)) == 0);
+	CHECK_INT(pm_data_open(&d, path, err, sizeof(err)), 0);
+	for (i = 0; pm_data_next(d, &h, err, sizeof(err)) == 1; i++)
+		;
+	CHECK_INT(i, whole);
+	CHECK(pm_data_truncated(d));
+	pm_data_close(d);
+	unlink(path);
+	return PM_PASS;
+}
+
 static const struct pm_test tests[] = {
 	{ "events", t_events },
 	{ "roundtrip", t_roundtrip },
+	{ "window", t_window },
 	{ "abort-leaves-nothing", t_abort_leaves_nothing },
 	{ "truncated-every-length", t_truncated },
 	{ "corrupt", t_corrupt },
