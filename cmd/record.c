@@ -14,6 +14,7 @@
 #include "util.h"
 
 enum { OPT_DURATION = 256, OPT_STACK_SIZE, OPT_KERNEL, OPT_RAW, OPT_STRICT = 300 };
+enum { OPT_NO_CALLCHAIN = 360 }; /* performance */
 
 enum { OPT_CREATORS = 320, OPT_NO_CREATORS }; /* goroutines */
 
@@ -29,7 +30,9 @@ static const struct pm_opt record_opts[] = {
 	{ 'p', "pid", "PID[,PID...]", "attach to running processes (every thread, later ones too)" },
 	{ 't', "tid", "TID[,TID...]", "attach to these threads only" },
 	{ OPT_DURATION, "duration", "SECS", "stop after SECS seconds" },
-	{ OPT_STACK_SIZE, "stack-size", "BYTES", "user stack bytes copied per sample (default 16384)" },
+	{ OPT_STACK_SIZE, "stack-size", "BYTES", "user stack bytes copied per sample (default 8192)" },
+	{ OPT_NO_CALLCHAIN, "no-callchain", NULL,
+	  "no kernel frame-pointer walk per sample (cheaper; system-stack samples lose their goroutine)" },
 	{ OPT_KERNEL, "kernel", NULL, "keep kernel frames (named from /proc/kallsyms)" },
 	{ OPT_STRICT, "strict", NULL, "fail instead of falling back to cpu-clock without a PMU" },
 	{ OPT_RAW, "raw", "FILE", "also write a replayable capture (pmuprof report -i FILE)" },
@@ -164,6 +167,9 @@ static int record_opt(int key, const char *arg, void *ctx)
 		break;
 	case OPT_KERNEL:
 		r->cfg.kernel = true;
+		break;
+	case OPT_NO_CALLCHAIN:
+		r->cfg.no_callchain = true;
 		break;
 	case OPT_RAW:
 		if (!*arg || strcmp(arg, "-") == 0) {

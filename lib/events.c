@@ -1340,6 +1340,7 @@ void pm_evt_attr(const struct pm_evt_spec *spec, const struct pm_evt_sampling *s
 	attr->exclude_kernel = spec->exclude_kernel;
 	attr->exclude_hv = 1;
 	attr->exclude_callchain_kernel = !s->kernel_callchain;
+	attr->exclude_callchain_user = s->no_user_callchain;
 	attr->precise_ip = spec->precise & 3;
 	attr->sample_id_all = 1;
 	if (s->tracking) {

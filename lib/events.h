@@ -106,6 +106,7 @@ struct pm_evt_sampling {
 	uint64_t regs_mask;   /* sample_regs_user; 0 = none */
 	bool callchain;       /* PERF_SAMPLE_CALLCHAIN */
 	bool kernel_callchain;/* keep the kernel part of the callchain */
+	bool no_user_callchain;/* added: without the user part (exclude_callchain_user) */
 	bool tracking;        /* mmap2/comm/task side-band records on this event */
 	bool enable_on_exec;
 	bool inherit;

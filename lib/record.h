@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #define PM_RECORD_DEFAULT_FREQ 1000
-#define PM_RECORD_DEFAULT_STACK 16384
+#define PM_RECORD_DEFAULT_STACK 8192
 #define PM_RECORD_DEFAULT_OUTPUT "pmuprof.pb.gz"
 
 struct pm_record_cfg {
@@ -43,6 +43,13 @@ struct pm_record_cfg {
 	bool quiet;                  /* no summary line */
 	bool progress;               /* a live progress line on stderr */
 	bool kernel;                 /* keep the kernel part of the callchain (--kernel) */
+	/*
+	 * --no-callchain: samples carry no kernel frame-pointer walk of the
+	 * user stack, only the copy (read on from the target past its end).
+	 * Cheaper for the target (record.c, sampling_of()), but a sample on
+	 * the system stack loses the goroutine under it.
+	 */
+	bool no_callchain;
 	bool strict;                 /* added: no cpu-clock fallback for a missing hardware event */
 	/*
 	 * Creator levels for each goroutine's stack (goroutine.h): N = up to

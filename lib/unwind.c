@@ -83,6 +83,7 @@ struct cache_ent {
 
 #define GSTACK_MAX 32768
 #define MAX_SWITCHES 8
+#define MAX_EXTENDS 8 /* reads past the copy per walk: 8 x 32 KiB */
 #define G_HEAD_MAX 512 /* bytes of a runtime.g read at a switch: stack, m, sched */
 
 struct pm_unw {
@@ -92,6 +93,8 @@ struct pm_unw {
 	/* stacks read from the target: the one walked and the next one */
 	uint8_t gstack[2][GSTACK_MAX];
 	unsigned gnext;
+	uint64_t *alt; /* the kernel's version of a stack read past the copy */
+	size_t alt_cap;
 };
 
 struct pm_unw *pm_unw_new(pm_unw_lookup_fn fn, void *arg)
@@ -105,6 +108,8 @@ struct pm_unw *pm_unw_new(pm_unw_lookup_fn fn, void *arg)
 
 void pm_unw_free(struct pm_unw *u)
 {
+	if (u)
+		free(u->alt);
 	free(u);
 }
 
@@ -287,7 +292,89 @@ struct walk {
 	struct regs rs;
 	uint64_t g;       /* 0 = unknown */
 	unsigned nswitch; /* stacks crossed */
+	unsigned nextend; /* reads of the stack past the copy */
+	size_t ext_at;    /* pcs[ext_at..] came from such a read (0: none) */
+	unsigned ext_status; /* *status before it */
 };
+
+/*
+ * The copy ran out under the frame at @sp: read the stack on from the
+ * target (the sample carries no kernel callchain: its walk cost the target
+ * more than the copy).  The walk's stack becomes what is left of the copy
+ * from @sp, then up to GSTACK_MAX bytes read past its end (fewer at an
+ * unmapped page).  The goroutine ran on meanwhile: frames that returned
+ * since are gone; every return address read still has to check out.
+ */
+static bool extend_stack(struct pm_unw *u, struct walk *w, uint64_t sp, unsigned *status);
+
+static size_t splice_chain(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pcs,
+			   size_t n, size_t max, unsigned *status);
+
+/* u->alt: pcs[0..n) and the kernel's callchain after them. */
+static size_t alt_splice(struct pm_unw *u, const struct pm_unw_input *in, const uint64_t *pcs,
+			 size_t n, size_t max, unsigned *status)
+{
+	if (u->alt_cap < max) {
+		free(u->alt);
+		u->alt = xcalloc(max, sizeof(*u->alt));
+		u->alt_cap = max;
+	}
+	memcpy(u->alt, pcs, n * sizeof(*pcs));
+	return splice_chain(u, in, u->alt, n, max, status);
+}
+
+/*
+ * extend_stack() for the walk at pcs[n - 1], remembering where the first
+ * one began; not when the kernel's callchain finishes the stack from there
+ * (taken at the sample, and no read of the target).
+ */
+static bool extend_at(struct pm_unw *u, struct walk *w, const struct pm_unw_input *in,
+		      const uint64_t *pcs, size_t n, size_t max, uint64_t sp, unsigned *status)
+{
+	unsigned before = *status, st2 = PM_UNW_COPY_END;
+
+	if (!w->cur.read_mem)
+		return false;
+	if (!w->nswitch && in->chain && in->chain_len >= 2 &&
+	    (alt_splice(u, in, pcs, n, max, &st2), st2 & PM_UNW_COMPLETE))
+		return false;
+	if (!extend_stack(u, w, sp, status))
+		return false;
+	if (!w->ext_at) {
+		w->ext_at = n;
+		w->ext_status = before;
+	}
+	return true;
+}
+
+static bool extend_stack(struct pm_unw *u, struct walk *w, uint64_t sp, unsigned *status)
+{
+	struct pm_unw_input *cur = &w->cur;
+	uint64_t end = cur->sp + cur->stack_len, keep, len, page_end;
+	uint8_t *buf;
+
+	if (!cur->read_mem || sp < cur->sp || sp > end || w->nextend >= MAX_EXTENDS)
+		return false;
+	keep = end - sp;
+	if (keep > GSTACK_MAX / 2)
+		return false; /* a copy this long ran out in one frame: no */
+	buf = u->gstack[u->gnext];
+	memmove(buf, cur->stack + (sp - cur->sp), (size_t)keep);
+	len = GSTACK_MAX - keep;
+	page_end = (end | 4095) + 1;
+	while (cur->read_mem(cur->read_arg, end, buf + keep, (size_t)len) != 0) {
+		if (len <= page_end - end)
+			return false;
+		len = PM_MAX(len / 2, page_end - end);
+	}
+	u->gnext ^= 1;
+	w->nextend++;
+	*status |= PM_UNW_EXTENDED;
+	cur->sp = sp;
+	cur->stack = buf;
+	cur->stack_len = (size_t)(keep + len);
+	return true;
+}
 
 /*
  * One native step by a CFI row.  0 with the caller's registers in *nrs and
@@ -681,6 +768,33 @@ static size_t chain_cross(struct pm_unw *u, struct walk *w, const struct pm_unw_
 }
 
 /* Can the walk cross the runtime's own switches (g0, cgocallback)? */
+/*
+ * Where the kernel's callchain overlaps frames read past the copy, it was
+ * read at the sample and they later: when they differ the goroutine had
+ * moved on, and the callchain's frames replace them (also when it goes
+ * further).  Frames past the callchain's end (127 frames) stay.
+ */
+static size_t check_extension(struct pm_unw *u, const struct pm_unw_input *in,
+			      const struct walk *w, uint64_t *pcs, size_t n, size_t max,
+			      unsigned *status)
+{
+	unsigned st2 = w->ext_status | PM_UNW_COPY_END;
+	size_t m, common;
+
+	if (!w->ext_at || w->nswitch || !in->chain || in->chain_len < 2)
+		return n;
+	m = alt_splice(u, in, pcs, w->ext_at, max, &st2);
+	if (m <= w->ext_at)
+		return n; /* the callchain does not join the copy's frames: nothing to check */
+	common = PM_MIN(m, n);
+	if (m <= n && memcmp(u->alt + w->ext_at, pcs + w->ext_at,
+			     (common - w->ext_at) * sizeof(*pcs)) == 0)
+		return n;
+	memcpy(pcs, u->alt, m * sizeof(*pcs));
+	*status = st2 & ~(unsigned)PM_UNW_EXTENDED;
+	return m;
+}
+
 static bool go_ready(const struct walk *w)
 {
 	return w->cur.go && w->cur.read_mem && w->g && w->nswitch < MAX_SWITCHES;
@@ -837,7 +951,8 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 		if ((f.flags & PM_UNW_F_GO) && f.spdelta >= 0) {
 			uint64_t slot = sp + (uint64_t)f.spdelta, saved;
 
-			if (read_word(&w.cur, slot, &ra) < 0) {
+			if (read_word(&w.cur, slot, &ra) < 0 &&
+			    (!extend_at(u, &w, in, pcs, n, max, sp, status) || read_word(&w.cur, slot, &ra) < 0)) {
 				*status |= PM_UNW_COPY_END;
 				break;
 			}
@@ -849,6 +964,9 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 			nsp = slot + 8;
 		} else {
 			int rc = f.cfi.valid ? cfi_step(&w.cur, &f.cfi, &w.rs, &nrs, &ra) : -1;
+
+			if (rc == -2 && extend_at(u, &w, in, pcs, n, max, sp, status))
+				rc = cfi_step(&w.cur, &f.cfi, &w.rs, &nrs, &ra);
 
 			if (rc == 1) {
 				/* CFI says the return address is undefined: the outermost frame */
@@ -869,8 +987,11 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 					*status |= PM_UNW_CUT;
 					break;
 				}
-				if (read_word(&w.cur, bp + 8, &ra) < 0 ||
-				    read_word(&w.cur, bp, &nbp) < 0) {
+				if ((read_word(&w.cur, bp + 8, &ra) < 0 ||
+				     read_word(&w.cur, bp, &nbp) < 0) &&
+				    (!extend_at(u, &w, in, pcs, n, max, sp, status) ||
+				     read_word(&w.cur, bp + 8, &ra) < 0 ||
+				     read_word(&w.cur, bp, &nbp) < 0)) {
 					*status |= PM_UNW_COPY_END;
 					break;
 				}
@@ -940,6 +1061,8 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 	}
 	if ((*status & PM_UNW_COPY_END) && !w.nswitch)
 		n = splice_chain(u, in, pcs, n, max, status);
+	else
+		n = check_extension(u, in, &w, pcs, n, max, status);
 	if (w.nswitch && !(*status & (PM_UNW_COMPLETE | PM_UNW_MAX | PM_UNW_COPY_END)))
 		*status |= PM_UNW_CUT;
 	return n;

@@ -8,8 +8,10 @@
  * sampled before its frame is set up still gets its caller; native frames
  * fall back to the frame-pointer chain.  Every return address must check out
  * against the lookup; the first that does not ends the walk, and the stack
- * is marked cut.  When the copy ends first, the kernel's frame-pointer
- * callchain (if the sample carries one) supplies the rest of the stack.
+ * is marked cut.  When the copy ends first, the stack is read on from
+ * the target through @read_mem (live: checked frame by frame as the copy
+ * is), else the kernel's frame-pointer callchain (if the sample carries
+ * one) supplies the rest of the stack.
  *
  * Native frames whose lookup carries DWARF CFI rules (pm_unw_cfi) are
  * unwound by those rules over a small register file (the x86_64 DWARF
@@ -136,6 +138,7 @@ enum pm_unw_status {
 	PM_UNW_NEED_GO = 1 << 5,  /* cut at a runtime stack switch that @go would cross */
 	PM_UNW_SWITCHED = 1 << 6, /* crossed onto another stack (read through read_mem) */
 	PM_UNW_SIGFRAME = 1 << 7, /* went through a signal frame */
+	PM_UNW_EXTENDED = 1 << 8, /* read the stack past the copy through read_mem */
 };
 
 /*

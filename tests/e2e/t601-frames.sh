@@ -95,6 +95,26 @@ if grep -Eq ';main;[^ ]*(entry_SYSCALL_64|do_syscall_64)' "$T/csys.folded"; then
 if gotool tool pprof -raw "$T/csys.pb.gz" 2>/dev/null | grep -q 'kernel.kallsyms'; then pass kernel-mapping; else
 	fail kernel-mapping "no [kernel.kallsyms] mapping"; fi
 
+# ---- stacks past the copy: a 300-deep recursion with a 1 KiB copy is read on
+# from the target (checked against the kernel's callchain as far as its 127
+# frames go); with --no-callchain, from the target alone; a capture replays it
+need_file deep "$GOFIX/benchdeep"
+full_of() {
+	awk '{ n = $NF; t += n; k = gsub(/;main\.down/, "&"); if ($0 ~ /^runtime\.goexit;/ && k >= 300) g += n }
+		END { if (t == 0) print "0.0"; else printf "%.1f\n", 100 * g / t }' "$1"
+}
+for how in default:--stack-size=1024 no-callchain:--no-callchain; do
+	n=deep-${how%%:*}
+	rec "$n" "${how#*:}" --stack-size=1024 --raw "$T/$n.raw" -- "$GOFIX/benchdeep" -depth 300 -scale 0.2
+	c=$(full_of "$T/$n.folded")
+	echo "# $n: $c % of samples have all 300 frames of main.down under goexit"
+	if awk -v c="$c" 'BEGIN { exit !(c >= 95) }'; then pass "$n-past-copy"; else fail "$n-past-copy" "$c %"; fi
+	"$PMUPROF" report -i "$T/$n.raw" --folded 2>/dev/null | sort >"$T/$n.replay"
+	sort "$T/$n.folded" >"$T/$n.sorted"
+	if cmp -s "$T/$n.replay" "$T/$n.sorted"; then pass "$n-replay"; else
+		fail "$n-replay" "$(diff "$T/$n.sorted" "$T/$n.replay" | wc -l) lines differ"; fi
+done
+
 # ---- completeness vs perf --call-graph dwarf, same fixtures, same run
 if ! perf record -q -e cpu-clock -o "$T/probe.data" -- /bin/true >/dev/null 2>&1; then
 	skip vs-perf "perf record does not work here"

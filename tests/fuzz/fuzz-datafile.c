@@ -3,14 +3,19 @@
  * (pm_data_open_mem, pm_data_next) and the decoders of every record it
  * hands out: pmuprof's own records and, under the capture's attr, the
  * kernel's (pm_rec_decode).  Every byte a decoded record points at is read
- * back so that ASan sees any pointer that strays outside the record.
+ * back so that ASan sees any pointer that strays outside the record.  The
+ * same bytes are then read as a file (a memfd: pm_data_open and its window)
+ * and must give the same records, the same end and the same error.
  */
 #include "datafile.h"
 #include "rec.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len);
 
@@ -25,6 +30,42 @@ static void touch(const void *p, size_t n)
 		sink += b[i];
 }
 
+/* The file reader against the memory reader, record by record. */
+static void same_as_file(const uint8_t *buf, size_t len)
+{
+	struct pm_data *dm = NULL, *df = NULL;
+	const struct perf_event_header *hm, *hf;
+	char em[256], ef[256], path[64];
+	int fd = memfd_create("fuzz-datafile", MFD_CLOEXEC), rm, rf, n = 0;
+
+	if (fd < 0)
+		return;
+	if (write(fd, buf, len) != (ssize_t)len) {
+		close(fd);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	em[0] = ef[0] = '\0';
+	rm = pm_data_open_mem(&dm, buf, len, em, sizeof(em));
+	rf = pm_data_open(&df, path, ef, sizeof(ef));
+	if (rm != rf || strcmp(em, ef) != 0)
+		abort();
+	while (!rm && n++ < 100000) {
+		rm = pm_data_next(dm, &hm, em, sizeof(em));
+		rf = pm_data_next(df, &hf, ef, sizeof(ef));
+		if (rm != rf || (rm < 0 && strcmp(em, ef) != 0) ||
+		    (rm > 0 && (hm->size != hf->size || memcmp(hm, hf, hm->size) != 0)))
+			abort();
+		if (rm <= 0)
+			break;
+	}
+	if (dm && df && pm_data_truncated(dm) != pm_data_truncated(df))
+		abort();
+	pm_data_close(dm);
+	pm_data_close(df);
+	close(fd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 {
 	struct pm_data *d;
@@ -33,6 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 	char err[256];
 	int n = 0;
 
+	same_as_file(buf, len);
 	if (pm_data_open_mem(&d, buf, len, err, sizeof(err)))
 		return 0;
 	pm_rec_layout_from_attr(&l, pm_data_attr(d));

@@ -487,11 +487,97 @@ static int test_signal_frame(void)
 	return PM_PASS;
 }
 
+/* The target's memory behind the copy: one page at SP, as it is "now". */
+static uint8_t live[4096];
+
+static int read_live(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	(void)arg;
+	if (addr < SP || addr - SP > sizeof(live) || sizeof(live) - (addr - SP) < len)
+		return -EFAULT;
+	memcpy(buf, live + (addr - SP), len);
+	return 0;
+}
+
+static int walk_live(uint64_t ip, uint8_t *stack, size_t len, const uint64_t *chain,
+		     size_t nchain, uint64_t *pcs, size_t max, unsigned *status)
+{
+	int calls = 0;
+	struct pm_unw *u = pm_unw_new(lookup, &calls);
+	struct pm_unw_input in = { .ip = ip, .sp = SP, .stack = stack, .stack_len = len,
+				   .chain = chain, .chain_len = nchain, .read_mem = read_live };
+	size_t n = pm_unw_walk(u, &in, pcs, max, status);
+
+	pm_unw_free(u);
+	return (int)n;
+}
+
+/*
+ * The copy ends inside the stack: the rest is read from the target; where
+ * the kernel's callchain covers the same frames and differs (the goroutine
+ * moved on), the callchain's frames win; past its end, the read ones stay.
+ */
+static int test_copy_end_read_on(void)
+{
+	uint8_t st[0x28] = { 0 };
+	uint64_t pcs[16];
+	const uint64_t same[] = { 0x1050, 0x2030, 0x3001 };
+	const uint64_t short_chain[] = { 0x1050, 0x2030, 0x2050 };
+	const uint64_t other_chain[] = { 0x1050, 0x2030, 0x1077 };
+	unsigned status;
+	int n;
+
+	put(st, SP + 0x20, 0x2030);     /* A's return address into B: in the copy */
+	memset(live, 0, sizeof(live));
+	memcpy(live, st, sizeof(st));
+	memcpy(live + 0x38, &(uint64_t){ 0x3001 }, 8);
+	n = walk_live(0x1050, st, sizeof(st), NULL, 0, pcs, 16, &status);
+	CHECK_INT(n, 3);
+	CHECK_INT(pcs[2], 0x3001);
+	CHECK(status & PM_UNW_COMPLETE);
+	CHECK(status & PM_UNW_EXTENDED);
+	/* a callchain that finishes the stack is taken first: nothing read */
+	n = walk_live(0x1050, st, sizeof(st), same, 3, pcs, 16, &status);
+	CHECK_INT(n, 3);
+	CHECK(status & PM_UNW_COMPLETE);
+	CHECK(!(status & PM_UNW_EXTENDED));
+	/* the goroutine moved on: B now called by B, then goexit */
+	memcpy(live + 0x38, &(uint64_t){ 0x2050 }, 8);
+	memcpy(live + 0x50, &(uint64_t){ 0x3001 }, 8);
+	n = walk_live(0x1050, st, sizeof(st), NULL, 0, pcs, 16, &status);
+	CHECK_INT(n, 4);
+	CHECK(status & PM_UNW_COMPLETE);
+	/* the callchain, taken at the sample, says B was called by goexit: it wins */
+	n = walk_live(0x1050, st, sizeof(st), same, 3, pcs, 16, &status);
+	CHECK_INT(n, 3);
+	CHECK_INT(pcs[2], 0x3001);
+	CHECK(status & PM_UNW_COMPLETE);
+	CHECK(!(status & PM_UNW_EXTENDED));
+	/* one that ends early (its limit) and differs from what was read: the callchain's */
+	n = walk_live(0x1050, st, sizeof(st), other_chain, 3, pcs, 16, &status);
+	CHECK_INT(n, 3);
+	CHECK_INT(pcs[2], 0x1077);
+	CHECK(status & PM_UNW_COPY_END);
+	CHECK(!(status & PM_UNW_EXTENDED));
+	/* one that agrees as far as it goes: the read frames stay */
+	n = walk_live(0x1050, st, sizeof(st), short_chain, 3, pcs, 16, &status);
+	CHECK_INT(n, 4);
+	CHECK_INT(pcs[2], 0x2050);
+	CHECK_INT(pcs[3], 0x3001);
+	CHECK(status & PM_UNW_EXTENDED);
+	/* nothing readable past the copy: as before, the copy's end */
+	n = walk(0x1050, st, sizeof(st), NULL, 0, pcs, 16, &status);
+	CHECK_INT(n, 2);
+	CHECK(status & PM_UNW_COPY_END);
+	return PM_PASS;
+}
+
 static const struct pm_test tests[] = {
 	{ "go-frames", test_go_frames },
 	{ "leaf-before-prologue", test_leaf_before_prologue },
 	{ "bad-return-is-cut", test_bad_return_is_cut },
 	{ "copy-end-and-chain", test_copy_end_and_chain },
+	{ "copy-end-read-on", test_copy_end_read_on },
 	{ "no-copy-chain-only", test_no_copy_chain_only },
 	{ "spwrite-stops", test_spwrite_stops },
 	{ "native-fp", test_native_fp },
