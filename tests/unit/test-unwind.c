@@ -52,17 +52,24 @@ static void put(uint8_t *stack, uint64_t addr, uint64_t v)
 	memcpy(stack + (addr - SP), &v, 8);
 }
 
-static int walk(uint64_t ip, uint8_t *stack, size_t len, const uint64_t *chain, size_t nchain,
-		uint64_t *pcs, size_t max, unsigned *status)
+/* A walk over @stack at SP; @read_mem, when given, reads past it. */
+static int walk_mem(uint64_t ip, uint8_t *stack, size_t len, const uint64_t *chain, size_t nchain,
+		    int (*read_mem)(void *, uint64_t, void *, size_t), uint64_t *pcs, size_t max, unsigned *status)
 {
 	int calls = 0;
 	struct pm_unw *u = pm_unw_new(lookup, &calls);
 	struct pm_unw_input in = { .ip = ip, .sp = SP, .stack = stack, .stack_len = len,
-				   .chain = chain, .chain_len = nchain };
+				   .chain = chain, .chain_len = nchain, .read_mem = read_mem };
 	size_t n = pm_unw_walk(u, &in, pcs, max, status);
 
 	pm_unw_free(u);
 	return (int)n;
+}
+
+static int walk(uint64_t ip, uint8_t *stack, size_t len, const uint64_t *chain, size_t nchain,
+		uint64_t *pcs, size_t max, unsigned *status)
+{
+	return walk_mem(ip, stack, len, chain, nchain, NULL, pcs, max, status);
 }
 
 static int test_go_frames(void)
@@ -502,14 +509,7 @@ static int read_live(void *arg, uint64_t addr, void *buf, size_t len)
 static int walk_live(uint64_t ip, uint8_t *stack, size_t len, const uint64_t *chain,
 		     size_t nchain, uint64_t *pcs, size_t max, unsigned *status)
 {
-	int calls = 0;
-	struct pm_unw *u = pm_unw_new(lookup, &calls);
-	struct pm_unw_input in = { .ip = ip, .sp = SP, .stack = stack, .stack_len = len,
-				   .chain = chain, .chain_len = nchain, .read_mem = read_live };
-	size_t n = pm_unw_walk(u, &in, pcs, max, status);
-
-	pm_unw_free(u);
-	return (int)n;
+	return walk_mem(ip, stack, len, chain, nchain, read_live, pcs, max, status);
 }
 
 /*
