@@ -1093,8 +1093,13 @@ static void sampling_of(const struct pm_record_cfg *cfg, struct pm_evt_sampling 
 	/*
 	 * The kernel's frame-pointer walk of the user stack: measured on a
 	 * 2-vCPU VM, benchcpu at 10 kHz, target CPU against perf record
-	 * without a call graph: +8 to +10 % with it (whatever the copy size),
-	 * +0 % with a 2 KiB copy alone, +1 % with 8 KiB, +4 % with 16 KiB.
+	 * without a call graph: +8 to +10 % with it, +0 % with a 2 KiB copy
+	 * alone, +1 % with 8 KiB, +4 % with 16 KiB.  With the walk, a 2 or 4
+	 * KiB copy costs what perf --call-graph fp does, 8 KiB ~5 % more; but
+	 * a goroutine descheduled before its sample is read is recognised only
+	 * when the copy reaches its stack's root (goroutine.c, same_stack()):
+	 * on lefthook, 4 KiB lost the goroutine of 22 % of the samples, 16 KiB
+	 * of 6 %; 8 KiB is PM_RECORD_DEFAULT_STACK.
 	 * Kept by default all the same: it is the only record of a goroutine's
 	 * stack under a sample on the system stack (g0) as it was at the
 	 * sample (curg.sched, read later, has mostly moved on: 13 % of such

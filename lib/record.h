@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #define PM_RECORD_DEFAULT_FREQ 1000
-#define PM_RECORD_DEFAULT_STACK 8192
+#define PM_RECORD_DEFAULT_STACK 8192 /* bytes: see sampling_of() in record.c */
 #define PM_RECORD_DEFAULT_OUTPUT "pmuprof.pb.gz"
 
 struct pm_record_cfg {
