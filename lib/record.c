@@ -1009,10 +1009,16 @@ static uint32_t wakeup_bytes(const struct pm_record_cfg *cfg, unsigned pages)
 	return (uint32_t)w;
 }
 
-static unsigned ring_pages(uint32_t stack_size)
+static unsigned ring_pages(const struct pm_record_cfg *cfg)
 {
-	/* room for at least ~256 samples of this size, between 512 KiB and 8 MiB */
-	uint64_t want = (uint64_t)(stack_size + 1024) * 256;
+	/*
+	 * room for ~512 samples of this size, or 100 ms of them at the rate,
+	 * between 512 KiB and 8 MiB per CPU (256 samples, 4 MiB with the
+	 * 8 KiB copy: 102 of 28 000 samples lost at 10 kHz on benchcpu, the
+	 * drain starved by the two busy threads; 0 with 8 MiB)
+	 */
+	uint64_t n = cfg->period ? 512 : PM_MAX(512, cfg->freq / 10);
+	uint64_t want = (uint64_t)(cfg->stack_size + 1024) * n;
 	unsigned pages = 128;
 
 	while ((uint64_t)pages * 4096 < want && pages < 2048)
@@ -1128,7 +1134,7 @@ static void setup_events(struct session *s, bool enable_on_exec)
 	s->ncpu = online_cpus(&s->cpus);
 	s->rings = xcalloc((size_t)s->ncpu, sizeof(*s->rings));
 	s->nrings = (size_t)s->ncpu;
-	s->pages = ring_pages(s->cfg->stack_size);
+	s->pages = ring_pages(s->cfg);
 	sampling_of(s->cfg, &smp);
 	smp.enable_on_exec = enable_on_exec;
 	for (e = 0; e < s->nev; e++) {
