@@ -26,6 +26,7 @@
 #define WBUF_SIZE (1u << 20)
 #define WIN_SIZE (4u << 20)  /* the stream read through it; a record is at most 64 KiB */
 #define WIN_ALIGN (2u << 20)
+#define WIN_MIN (64u << 10)
 #define PREFETCH_AHEAD 4096u /* bytes ahead of the record handed out */
 
 struct pm_data_writer {
@@ -400,7 +401,7 @@ struct pm_data {
 	int fd;
 	uint8_t *win;
 	uint64_t win_off;
-	size_t win_len;
+	size_t win_len, win_cap;
 };
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) PM_PRINTF(3, 4);
@@ -566,11 +567,16 @@ int pm_data_open(struct pm_data **out, const char *path, char *err, size_t errle
 		}
 		d->base = m;
 		d->mapped = true;
-		/* 2 MiB aligned: the kernel backs it with huge pages where it can */
-		d->win = aligned_alloc(WIN_ALIGN, WIN_SIZE);
-		if (!d->win)
-			d->win = xmalloc(WIN_SIZE);
-		madvise(d->win, WIN_SIZE, MADV_HUGEPAGE);
+		/*
+		 * 2 MiB aligned: the kernel backs it with huge pages where it
+		 * can; a small file gets a small one (a record is at most 64 KiB)
+		 */
+		d->win_cap = d->len < WIN_SIZE ? PM_MAX(d->len, WIN_MIN) : WIN_SIZE;
+		d->win = d->win_cap == WIN_SIZE ? aligned_alloc(WIN_ALIGN, WIN_SIZE) : NULL;
+		if (d->win)
+			madvise(d->win, WIN_SIZE, MADV_HUGEPAGE);
+		else
+			d->win = xmalloc(d->win_cap);
 		d->fd = fd;
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	} else {
@@ -647,7 +653,7 @@ static int win_fill(struct pm_data *d, size_t need, char *err, size_t errlen)
 		memmove(d->win, d->win + (d->pos - d->win_off), keep);
 	d->win_off = d->pos;
 	d->win_len = keep;
-	want = d->stream_end - d->pos < WIN_SIZE ? (size_t)(d->stream_end - d->pos) : WIN_SIZE;
+	want = d->stream_end - d->pos < d->win_cap ? (size_t)(d->stream_end - d->pos) : d->win_cap;
 	while (d->win_len < want) {
 		ssize_t n = pread(d->fd, d->win + d->win_len, want - d->win_len,
 				  (off_t)(d->win_off + d->win_len));
