@@ -3,7 +3,9 @@
 # one run: tests/go/attach (three worker threads that check their own
 # arithmetic) runs rounds on SIGUSR1; each round is unobserved, or under a
 # `pmuprof record -p` attached just before it, or under `perf record -p`
-# (no call graph: the kernel's own sampling cost), the ways alternating.
+# (no call graph), or under `perf record -a` (no call graph, every CPU:
+# the kernel's own sampling cost without per-thread events), the ways
+# alternating.
 # Prints the median round time of each way and its ratio to unobserved.
 #
 # Usage: scripts/bench-attach.sh [ROUNDS-PER-WAY [SCALE [HZ]]]  (default 7, 2, 1000)
@@ -18,18 +20,19 @@ d=$(mktemp -d /tmp/pmuprof-bench-attach.XXXXXX)
 trap 'kill $f 2>/dev/null; rm -rf "$d"' EXIT
 [ -x "$PMUPROF" ] || { echo "bench-attach: $PMUPROF missing: run make first" >&2; exit 1; }
 sh "$top/scripts/fixtures.sh" >&2 || exit 1
-rounds=$((3 * n))
+rounds=$((4 * n))
 "$fx" -scale "$scale" -rounds "$rounds" >"$d/out" 2>&1 &
 f=$!
 until grep -q '^ready' "$d/out" 2>/dev/null; do sleep 0.05; done
 r=0
 for i in $(seq "$n"); do
-	for way in none pmuprof perf; do
+	for way in none pmuprof perf perf-a; do
 		r=$((r + 1))
 		rec=
 		case $way in
 		pmuprof) "$PMUPROF" record -q -e cpu-clock -F "$hz" -p $f -o "$d/p.pb.gz" 2>>"$d/err" & rec=$! ;;
 		perf) perf record -q -e cpu-clock -F "$hz" -p $f -o "$d/perf.data" 2>>"$d/err" >/dev/null & rec=$! ;;
+		perf-a) perf record -q -e cpu-clock -F "$hz" -a -o "$d/perf.data" 2>>"$d/err" >/dev/null & rec=$! ;;
 		esac
 		[ -n "$rec" ] && sleep 0.3 # attached (pmuprof attaches in ~10 ms, perf in ~100)
 		kill -USR1 $f
@@ -47,7 +50,7 @@ med() { awk -v w="$1" '$1 == w { print $2 }' "$d/res" | sort -n | awk '{ a[NR] =
 base=$(med none)
 echo "| way ($hz Hz, $n rounds each, scale $scale) | median round (s) | ratio |"
 echo "|---|---|---|"
-for w in none pmuprof perf; do
+for w in none pmuprof perf perf-a; do
 	m=$(med $w)
 	echo "| $w | $m | $(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.3f", a / b }') |"
 done

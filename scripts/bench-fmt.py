@@ -9,8 +9,9 @@ rows = [l.rstrip("\n").split("\t") for l in open(res) if l.strip()]
 WL = {"cpu": "benchcpu (2 busy goroutines)", "deep": "benchdeep (2 goroutines, ~205 frames)",
       "esbuild": "esbuild bundling 400 JS modules"}
 CF = {"perf": "perf record (no call graph)", "perf-fp": "perf record --call-graph fp",
-      "perf-dwarf": "perf record --call-graph dwarf,8192", "pmuprof": "pmuprof record"}
-ORDER = ["perf", "perf-fp", "perf-dwarf", "pmuprof"]
+      "perf-dwarf": "perf record --call-graph dwarf,8192", "pmuprof": "pmuprof record",
+      "pmuprof-nocc": "pmuprof record --no-callchain"}
+ORDER = ["perf", "perf-fp", "perf-dwarf", "pmuprof", "pmuprof-nocc"]
 
 
 def med(xs):

@@ -11,6 +11,7 @@
 #   perf-fp     perf record --call-graph fp
 #   perf-dwarf  perf record --call-graph dwarf,8192
 #   pmuprof     pmuprof record -e cpu-clock
+#   pmuprof-nocc  the same with --no-callchain (no kernel frame-pointer walk)
 # at 1, 10 and 20 kHz (and the kernel maximum in the full run), median of 3
 # rounds (1 with --quick).  Per configuration: slowdown of the target against
 # no profiler, samples, lost samples, the recorder's own CPU per sample (its
@@ -91,6 +92,7 @@ rec_cmd() {
 	perf-fp) echo "perf record -q -e cpu-clock -F $2 --call-graph fp -o $3.perf.data --" ;;
 	perf-dwarf) echo "perf record -q -e cpu-clock -F $2 --call-graph dwarf,8192 -o $3.perf.data --" ;;
 	pmuprof) echo "$PMUPROF record -e cpu-clock -F $2 -o $3.pb.gz --" ;;
+	pmuprof-nocc) echo "$PMUPROF record -e cpu-clock -F $2 --no-callchain -o $3.pb.gz --" ;;
 	esac
 }
 
@@ -145,7 +147,7 @@ run_one() {
 		# keep the 20 kHz cpu captures of round 1 for the processing rates
 		if [ "$wl-$rate-$r" = cpu-20000-1 ]; then mv "$b.perf.data" "$d/proc-$cf.perf.data"; else rm -f "$b.perf.data"; fi
 		;;
-	pmuprof)
+	pmuprof*)
 		set -- $(sed -n 's/^pmuprof: wrote .*: \([0-9]*\) samples (\([0-9]*\) lost).*/\1 \2/p' "$b.err")
 		samples=${1:-0} lost=${2:-0} bytes=$(wc -c <"$b.pb.gz")
 		comp=$(pm_complete "$b.pb.gz")
@@ -156,14 +158,14 @@ run_one() {
 		"$reccpu" "$samples" "$lost" "$bytes" "${comp:--}" >>"$res"
 }
 
-configs="none perf perf-fp perf-dwarf pmuprof"
+configs="none perf perf-fp perf-dwarf pmuprof pmuprof-nocc"
 r=1
 while [ "$r" -le "$rounds" ]; do
 	for wl in $workloads; do
 		for rate in $rates; do
 			# rotate the order every round and rate so no recorder always runs first
 			set -- $configs
-			k=$(( (r + $(echo "$rates" | tr ' ' '\n' | grep -n "^$rate\$" | cut -d: -f1)) % 5 ))
+			k=$(( (r + $(echo "$rates" | tr ' ' '\n' | grep -n "^$rate\$" | cut -d: -f1)) % 6 ))
 			while [ $k -gt 0 ]; do x=$1; shift; set -- "$@" "$x"; k=$((k - 1)); done
 			for cf in "$@"; do
 				# perf's dwarf copies at the kernel maximum write GBs: skip
