@@ -34,6 +34,7 @@ struct pm_sym {
 	Dwarf *dw;            /* DWARF of the binary, else of the debug file; NULL when none */
 	Dwarf_CFI *eh;        /* .eh_frame CFI (ours to end), or NULL */
 	Dwarf_CFI *dbgcfi;    /* .debug_frame CFI (owned by dw), or NULL */
+	bool dw_tried;        /* dw and dbgcfi looked for (need_dwarf()) */
 };
 
 #define DEBUG_ROOT "/usr/lib/debug/.build-id"
@@ -143,11 +144,21 @@ static bool is_hex_id(const char *id)
 	return true;
 }
 
-static void open_dwarf(struct pm_sym *s)
+/*
+ * The binary's DWARF, else its debug file's, opened on first use: only
+ * native code asks (names, lines and inlined frames, .debug_frame CFI), and
+ * libdw inflates a Go binary's compressed .zdebug sections when it opens
+ * them: a fifth of pmuprof's CPU in a short recording of a Go program.
+ */
+static void need_dwarf(const struct pm_sym *cs)
 {
-	const char *id = pm_elf_build_id(s->elf);
+	struct pm_sym *s = (struct pm_sym *)cs; /* a cache filled on demand */
+	const char *id;
 
-	s->eh = dwarf_getcfi_elf(pm_elf_libelf(s->elf));
+	if (s->dw_tried)
+		return;
+	s->dw_tried = true;
+	id = pm_elf_build_id(s->elf);
 	s->dw = dwarf_begin_elf(pm_elf_libelf(s->elf), DWARF_C_READ, NULL);
 	if (!s->dw && is_hex_id(id)) {
 		char *path = xasprintf(DEBUG_ROOT "/%.2s/%s.debug", id, id + 2);
@@ -176,7 +187,7 @@ static struct pm_sym *sym_of_elf(const char *path, struct pm_elf *e)
 		compute_flags(s);
 	else
 		s->go = NULL;
-	open_dwarf(s);
+	s->eh = dwarf_getcfi_elf(pm_elf_libelf(s->elf));
 	return s;
 }
 
@@ -242,6 +253,7 @@ static const char *native_symbol(const struct pm_sym *s, uint64_t pc, uint64_t *
 	const char *name = NULL;
 	uint64_t st = 0;
 
+	need_dwarf(s); /* it finds the debug file */
 	if (s->debug)
 		name = pm_elf_symbol(s->debug, pc, &st);
 	if (!name)
@@ -356,6 +368,7 @@ static int cfi_row(const struct pm_sym *s, uint64_t pc, struct pm_unw_cfi *out, 
 {
 	if (cfi_from(s->eh, pc, out, sig) == 0)
 		return 0;
+	need_dwarf(s);
 	return cfi_from(s->dbgcfi, pc, out, sig);
 }
 
@@ -473,6 +486,7 @@ size_t pm_sym_frames(const struct pm_sym *s, uint64_t pc, struct pm_frame *out, 
 			return n;
 		}
 	}
+	need_dwarf(s);
 	if (s->dw) {
 		size_t n = dwarf_frames(s, pc, out, max);
 		if (n)

@@ -359,7 +359,8 @@ static bool extend_stack(struct pm_unw *u, struct walk *w, uint64_t sp, unsigned
 	if (keep > GSTACK_MAX / 2)
 		return false; /* a copy this long ran out in one frame: no */
 	buf = u->gstack[u->gnext];
-	memmove(buf, cur->stack + (sp - cur->sp), (size_t)keep);
+	if (keep)
+		memmove(buf, cur->stack + (sp - cur->sp), (size_t)keep);
 	len = GSTACK_MAX - keep;
 	page_end = (end | 4095) + 1;
 	while (cur->read_mem(cur->read_arg, end, buf + keep, (size_t)len) != 0) {
