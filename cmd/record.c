@@ -14,11 +14,12 @@
 #include "util.h"
 
 enum { OPT_DURATION = 256, OPT_STACK_SIZE, OPT_KERNEL, OPT_RAW, OPT_STRICT = 300 };
-enum { OPT_NO_CALLCHAIN = 360 }; /* performance */
 
 enum { OPT_CREATORS = 320, OPT_NO_CREATORS }; /* goroutines */
 
 enum { OPT_NO_DROP_PRIVILEGES = 340 }; /* privileges */
+
+enum { OPT_NO_CALLCHAIN = 360 }; /* performance */
 
 #define DEFAULT_CREATORS 8 /* --creators without =N */
 

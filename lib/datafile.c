@@ -512,11 +512,10 @@ int pm_data_open_mem(struct pm_data **out, const uint8_t *buf, size_t len, char 
 {
 	struct pm_data *d = xcalloc(1, sizeof(*d));
 	uint8_t *copy;
-
-	d->fd = -1;
 	int rc;
 
 	*out = NULL;
+	d->fd = -1;
 	/* 8-byte aligned, so records can be read in place */
 	copy = xmalloc(len ? len : 1);
 	if (len)

@@ -1455,14 +1455,11 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 		     pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
 		     const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap)
 {
-	uint64_t t0;
+	uint64_t t0 = g->stats ? pm_now_ns() : 0;
 
-	if (!g->stats)
-		return gor_sample(g, maps, st, pid, tid, r14, sp, stack, stack_len, pcs, npcs, ids, n,
-				  cap);
-	t0 = pm_now_ns();
 	n = gor_sample(g, maps, st, pid, tid, r14, sp, stack, stack_len, pcs, npcs, ids, n, cap);
-	g->st_ns += pm_now_ns() - t0;
+	if (g->stats)
+		g->st_ns += pm_now_ns() - t0;
 	return n;
 }
 

@@ -299,54 +299,13 @@ struct walk {
 
 /*
  * The copy ran out under the frame at @sp: read the stack on from the
- * target (the sample carries no kernel callchain: its walk cost the target
- * more than the copy).  The walk's stack becomes what is left of the copy
- * from @sp, then up to GSTACK_MAX bytes read past its end (fewer at an
- * unmapped page).  The goroutine ran on meanwhile: frames that returned
- * since are gone; every return address read still has to check out.
+ * target.  The walk's stack becomes what is left of the copy from @sp,
+ * then up to GSTACK_MAX bytes read past its end (fewer at an unmapped
+ * page).  The goroutine ran on meanwhile: frames that returned since are
+ * gone; every return address read still has to check out, and the
+ * kernel's callchain, where the sample has one, is checked against them
+ * (check_extension()).
  */
-static bool extend_stack(struct pm_unw *u, struct walk *w, uint64_t sp, unsigned *status);
-
-static size_t splice_chain(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pcs,
-			   size_t n, size_t max, unsigned *status);
-
-/* u->alt: pcs[0..n) and the kernel's callchain after them. */
-static size_t alt_splice(struct pm_unw *u, const struct pm_unw_input *in, const uint64_t *pcs,
-			 size_t n, size_t max, unsigned *status)
-{
-	if (u->alt_cap < max) {
-		free(u->alt);
-		u->alt = xcalloc(max, sizeof(*u->alt));
-		u->alt_cap = max;
-	}
-	memcpy(u->alt, pcs, n * sizeof(*pcs));
-	return splice_chain(u, in, u->alt, n, max, status);
-}
-
-/*
- * extend_stack() for the walk at pcs[n - 1], remembering where the first
- * one began; not when the kernel's callchain finishes the stack from there
- * (taken at the sample, and no read of the target).
- */
-static bool extend_at(struct pm_unw *u, struct walk *w, const struct pm_unw_input *in,
-		      const uint64_t *pcs, size_t n, size_t max, uint64_t sp, unsigned *status)
-{
-	unsigned before = *status, st2 = PM_UNW_COPY_END;
-
-	if (!w->cur.read_mem)
-		return false;
-	if (!w->nswitch && in->chain && in->chain_len >= 2 &&
-	    (alt_splice(u, in, pcs, n, max, &st2), st2 & PM_UNW_COMPLETE))
-		return false;
-	if (!extend_stack(u, w, sp, status))
-		return false;
-	if (!w->ext_at) {
-		w->ext_at = n;
-		w->ext_status = before;
-	}
-	return true;
-}
-
 static bool extend_stack(struct pm_unw *u, struct walk *w, uint64_t sp, unsigned *status)
 {
 	struct pm_unw_input *cur = &w->cur;
@@ -375,6 +334,57 @@ static bool extend_stack(struct pm_unw *u, struct walk *w, uint64_t sp, unsigned
 	cur->stack = buf;
 	cur->stack_len = (size_t)(keep + len);
 	return true;
+}
+
+/* u->alt: pcs[0..n) and the kernel's callchain after them. */
+static size_t alt_splice(struct pm_unw *u, const struct pm_unw_input *in, const uint64_t *pcs,
+			 size_t n, size_t max, unsigned *status)
+{
+	if (u->alt_cap < max) {
+		free(u->alt);
+		u->alt = xcalloc(max, sizeof(*u->alt));
+		u->alt_cap = max;
+	}
+	memcpy(u->alt, pcs, n * sizeof(*pcs));
+	return splice_chain(u, in, u->alt, n, max, status);
+}
+
+/*
+ * extend_stack() for the walk at pcs[n - 1], remembering where the first
+ * one began; not when the kernel's callchain finishes the stack from there
+ * (taken at the sample, and no read of the target).
+ */
+static bool extend_at(struct pm_unw *u, struct walk *w, const struct pm_unw_input *in,
+		      const uint64_t *pcs, size_t n, size_t max, uint64_t sp, unsigned *status)
+{
+	unsigned before = *status, st2 = PM_UNW_COPY_END;
+
+	if (!w->cur.read_mem)
+		return false;
+	if (!w->nswitch && in->chain && in->chain_len >= 2) {
+		alt_splice(u, in, pcs, n, max, &st2);
+		if (st2 & PM_UNW_COMPLETE)
+			return false;
+	}
+	if (!extend_stack(u, w, sp, status))
+		return false;
+	if (!w->ext_at) {
+		w->ext_at = n;
+		w->ext_status = before;
+	}
+	return true;
+}
+
+/* The word at @addr: from the stack walked, else after extend_at(). */
+static int read_on(struct pm_unw *u, struct walk *w, const struct pm_unw_input *in,
+		   const uint64_t *pcs, size_t n, size_t max, uint64_t sp, uint64_t addr,
+		   uint64_t *out, unsigned *status)
+{
+	if (read_word(&w->cur, addr, out) == 0)
+		return 0;
+	if (!extend_at(u, w, in, pcs, n, max, sp, status))
+		return -1;
+	return read_word(&w->cur, addr, out);
 }
 
 /*
@@ -768,7 +778,6 @@ static size_t chain_cross(struct pm_unw *u, struct walk *w, const struct pm_unw_
 	return follow_chain(u, in, k + 1, pcs, n, max, status);
 }
 
-/* Can the walk cross the runtime's own switches (g0, cgocallback)? */
 /*
  * Where the kernel's callchain overlaps frames read past the copy, it was
  * read at the sample and they later: when they differ the goroutine had
@@ -796,6 +805,7 @@ static size_t check_extension(struct pm_unw *u, const struct pm_unw_input *in,
 	return m;
 }
 
+/* Can the walk cross the runtime's own switches (g0, cgocallback)? */
 static bool go_ready(const struct walk *w)
 {
 	return w->cur.go && w->cur.read_mem && w->g && w->nswitch < MAX_SWITCHES;
@@ -952,8 +962,7 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 		if ((f.flags & PM_UNW_F_GO) && f.spdelta >= 0) {
 			uint64_t slot = sp + (uint64_t)f.spdelta, saved;
 
-			if (read_word(&w.cur, slot, &ra) < 0 &&
-			    (!extend_at(u, &w, in, pcs, n, max, sp, status) || read_word(&w.cur, slot, &ra) < 0)) {
+			if (read_on(u, &w, in, pcs, n, max, sp, slot, &ra, status) < 0) {
 				*status |= PM_UNW_COPY_END;
 				break;
 			}
@@ -988,11 +997,8 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 					*status |= PM_UNW_CUT;
 					break;
 				}
-				if ((read_word(&w.cur, bp + 8, &ra) < 0 ||
-				     read_word(&w.cur, bp, &nbp) < 0) &&
-				    (!extend_at(u, &w, in, pcs, n, max, sp, status) ||
-				     read_word(&w.cur, bp + 8, &ra) < 0 ||
-				     read_word(&w.cur, bp, &nbp) < 0)) {
+				if (read_on(u, &w, in, pcs, n, max, sp, bp + 8, &ra, status) < 0 ||
+				    read_on(u, &w, in, pcs, n, max, sp, bp, &nbp, status) < 0) {
 					*status |= PM_UNW_COPY_END;
 					break;
 				}
