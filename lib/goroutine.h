@@ -15,7 +15,8 @@
  * Every candidate g is validated (g.m != 0, m.procid == tid, g is one of
  * m.g0, m.gsignal, m.curg, SP inside the stack of a user g); a thread whose
  * R14 is not g (C code, ABI0 assembly) falls back to the m last seen on it.
- * All target reads are bounded and batched (process_vm_readv).
+ * All target reads are bounded and batched (process_vm_readv), and made
+ * once per drain pass (pm_gor_pass).
  *
  * Profile representation (what record writes, what report strips):
  *   - numeric label "goroutine" = goid; string labels = the pprof labels;
@@ -117,6 +118,15 @@ struct pm_gor_info {
 struct pm_gor;
 struct pm_gor *pm_gor_new(const struct pm_gor_opts *o);
 void pm_gor_free(struct pm_gor *g); /* NULL is fine */
+
+/*
+ * A new drain pass begins: target reads made before it are not reused.
+ * Within a pass the same range (pid, address, length) is read once: every
+ * sample of the pass predates the pass, so the first read is as recent as
+ * any later one.  Reads through opts.read (captures, replay) are never
+ * reused.  NULL is fine.
+ */
+void pm_gor_pass(struct pm_gor *g);
 
 /*
  * The offsets the unwinder needs to cross the runtime's stack switches

@@ -140,6 +140,10 @@ struct session {
 	size_t nfds, capfds;
 	struct pm_ring **rings;  /* one per ring: per CPU */
 	size_t nrings;
+	/* drain(): each ring's next record, merged in time order */
+	struct pm_rec *dcur;
+	const struct perf_event_header **dhdr;
+	bool *dhave;
 	int *cpus;
 	int ncpu;
 	unsigned pages;
@@ -936,14 +940,18 @@ static uint64_t rec_time(const struct pm_rec *r)
  */
 static void drain(struct session *s)
 {
-	struct pm_rec *cur = xcalloc(s->nrings, sizeof(*cur));
-	const struct perf_event_header **hdr = xcalloc(s->nrings, sizeof(*hdr));
-	bool *have = xcalloc(s->nrings, sizeof(*have));
+	struct pm_rec *cur = s->dcur;
+	const struct perf_event_header **hdr = s->dhdr;
+	bool *have = s->dhave;
 	size_t i;
+
+	if (s->nrings)
+		memset(have, 0, s->nrings * sizeof(*have));
 
 	for (i = 0; i < s->nrings; i++) /* one cut across the rings: see pm_ring_snapshot() */
 		if (s->rings[i])
 			pm_ring_snapshot(s->rings[i]);
+	pm_gor_pass(s->gor); /* samples after the cut: reads from here on are newer */
 	for (i = 0; i < s->nrings; i++) {
 		const struct perf_event_header *h;
 		while ((h = pm_ring_next(s->rings[i]))) {
@@ -981,9 +989,6 @@ static void drain(struct session *s)
 	}
 	for (i = 0; i < s->nrings; i++)
 		pm_ring_consume(s->rings[i]);
-	free(cur);
-	free(hdr);
-	free(have);
 }
 
 /*
@@ -1134,6 +1139,9 @@ static void setup_events(struct session *s, bool enable_on_exec)
 	s->ncpu = online_cpus(&s->cpus);
 	s->rings = xcalloc((size_t)s->ncpu, sizeof(*s->rings));
 	s->nrings = (size_t)s->ncpu;
+	s->dcur = xcalloc(s->nrings, sizeof(*s->dcur));
+	s->dhdr = xcalloc(s->nrings, sizeof(*s->dhdr));
+	s->dhave = xcalloc(s->nrings, sizeof(*s->dhave));
 	s->pages = ring_pages(s->cfg);
 	sampling_of(s->cfg, &smp);
 	smp.enable_on_exec = enable_on_exec;
@@ -2167,7 +2175,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	const char *output = cfg->output ? cfg->output : PM_RECORD_DEFAULT_OUTPUT;
 	char err[256], *path = NULL;
 	int rc, status = 0;
-	uint64_t t0_wall, stop_at = 0, last_prog = 0;
+	uint64_t t0_wall, stop_at = 0, last_prog = 0, last_exit_check = 0;
 	bool forwarded = false, killed = false;
 	struct pm_stack_frame cut = { PM_STACKS_NO_MAP, false, 0, 0 };
 	long maxrate;
@@ -2308,7 +2316,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		}
 	for (;;) {
 		uint64_t now;
-		bool done;
+		bool done, exit_news = false;
 
 		if (poll(pfd, npfd, 100) > 0)
 			for (i = 0; i < s.nrings; i++)
@@ -2316,8 +2324,10 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 				if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
 					pfd[i].fd = -1;
 		for (i = s.nrings; i < npfd; i++)
-			if (pfd[i].revents)
+			if (pfd[i].revents) {
 				pfd[i].fd = -1;
+				exit_news = true;
+			}
 		drain(&s);
 		now = pm_now_ns();
 		if (cfg->stop && *cfg->stop && !forwarded) {
@@ -2337,7 +2347,18 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 			done = pm_target_poll(tgt, &status) != 0;
 		else
 			/* attach: a stop or the end of every target; the targets are left alone */
-			done = forwarded || all_exited(&s);
+			/*
+			 * checked when a pidfd says so, else every 20 ms (threads
+			 * of -t have none): not every wakeup, a poll per process
+			 */
+			if (forwarded) {
+				done = true;
+			} else if (exit_news || now - last_exit_check >= 20000000ULL) {
+				last_exit_check = now;
+				done = all_exited(&s);
+			} else {
+				done = false;
+			}
 		if (done)
 			break;
 		if (tgt && forwarded && !killed && now - stop_at > 3000000000ULL) {
@@ -2418,6 +2439,9 @@ out:
 	for (i = 0; i < s.nev; i++) /* events: once nothing uses them */
 		pm_evt_uprobe_undefine(&s.spec[i]);
 	free(s.rings);
+	free(s.dcur);
+	free(s.dhdr);
+	free(s.dhave);
 	free(s.fds);
 	free(s.cpus);
 	for (i = 0; i < s.nprocs; i++) {

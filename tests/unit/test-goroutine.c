@@ -283,6 +283,50 @@ static int test_inspect_user_g(void)
 	return rc;
 }
 
+/*
+ * Live reads (process_vm_readv of this process): within a drain pass a
+ * range is read once; after pm_gor_pass() it is read again.
+ */
+static int test_pass_reads(void)
+{
+	static uint64_t gb[128], g0b[128], mb[128], stk[1024];
+	struct pm_gor_opts o = { 0, NULL, NULL };
+	struct pm_gor_layout l;
+	struct pm_gor_info gi;
+	struct pm_gor *g;
+	pid_t pid = getpid();
+	uint64_t sp = (uint64_t)(uintptr_t)&stk[512];
+
+	pm_gor_layout_version("go1.19.8", &l);
+	put64((uint8_t *)gb, 0, (uint64_t)(uintptr_t)stk);
+	put64((uint8_t *)gb, 8, (uint64_t)(uintptr_t)&stk[1024]);
+	put64((uint8_t *)gb, l.g_m, (uint64_t)(uintptr_t)mb);
+	put64((uint8_t *)gb, l.g_goid, 77);
+	put64((uint8_t *)gb, l.g_status, 2);
+	put64((uint8_t *)g0b, l.g_m, (uint64_t)(uintptr_t)mb);
+	put64((uint8_t *)mb, 0, (uint64_t)(uintptr_t)g0b);
+	put64((uint8_t *)mb, l.m_procid, TID);
+	put64((uint8_t *)mb, l.m_curg, (uint64_t)(uintptr_t)gb);
+	g = pm_gor_new(&o);
+	CHECK_INT(pm_gor_set_layout(g, pid, &l), 0);
+	CHECK_INT(pm_gor_inspect(g, pid, TID, (uint64_t)(uintptr_t)gb, sp, NULL, 0, &gi), 0);
+	CHECK_INT(gi.goid, 77);
+	put64((uint8_t *)gb, l.g_goid, 78);
+	/* the same pass: the first read stands */
+	CHECK_INT(pm_gor_inspect(g, pid, TID, (uint64_t)(uintptr_t)gb, sp, NULL, 0, &gi), 0);
+	CHECK_INT(gi.goid, 77);
+	pm_gor_pass(g);
+	CHECK_INT(pm_gor_inspect(g, pid, TID, (uint64_t)(uintptr_t)gb, sp, NULL, 0, &gi), 0);
+	CHECK_INT(gi.goid, 78);
+	/* a range read in the pass, then gone: still the pass's bytes; next pass, nothing */
+	put64((uint8_t *)mb, l.m_procid, TID + 1);
+	CHECK_INT(pm_gor_inspect(g, pid, TID, (uint64_t)(uintptr_t)gb, sp, NULL, 0, &gi), 0);
+	pm_gor_pass(g);
+	CHECK(pm_gor_inspect(g, pid, TID, (uint64_t)(uintptr_t)gb, sp, NULL, 0, &gi) != 0);
+	pm_gor_free(g);
+	return PM_PASS;
+}
+
 static int test_inspect_g0(void)
 {
 	struct pm_gor_layout l;
@@ -459,6 +503,7 @@ int main(int argc, char **argv)
 		{ "dwarf_go119", test_dwarf },
 		{ "inspect_user_g", test_inspect_user_g },
 		{ "inspect_g0", test_inspect_g0 },
+		{ "pass_reads", test_pass_reads },
 		{ "inspect_late", test_inspect_late },
 		{ "labels_slice_go126_go127", test_labels_slice },
 		{ "labels_hostile", test_labels_hostile },
