@@ -2,7 +2,7 @@
 // signal handler: the runtime's CPU profiler at a high rate makes every
 // SIGPROF walk the interrupted goroutine's stack in runtime.sigprof,
 // under sighandler <- sigtrampgo <- sigtramp, while the only busy
-// goroutine runs main.spin.  So a sample under runtime.sigtramp
+// goroutines (two) run main.spin.  So a sample under runtime.sigtramp
 // interrupted main.spin (or what it calls), and the stack goes on
 // through the kernel's signal frame into it, to runtime.goexit.
 package main
@@ -46,9 +46,15 @@ func main() {
 	if err := pprof.StartCPUProfile(io.Discard); err != nil {
 		fmt.Println("profile:", err)
 	}
+	// two spinners: each thread has its own SIGPROF timer, so twice the
+	// handler time (a timer fires at most once a kernel tick)
 	done := make(chan uint64)
-	go func() { done <- spin(time.Now().Add(*dur)) }()
+	until := time.Now().Add(*dur)
+	for i := 0; i < 2; i++ {
+		go func() { done <- spin(until) }()
+	}
 	x := <-done
+	x += <-done
 	pprof.StopCPUProfile()
 	fmt.Println(x != 0)
 }
