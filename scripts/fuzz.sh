@@ -7,6 +7,8 @@
 # the crash reproducers tests/fuzz/crashes/<target>/ (a reproducer that still
 # crashes fails the run); new interesting inputs found go to build/fuzz/corpus.
 # Output: one "PASS: fuzz/<target>" or "FAIL: fuzz/<target>" line per target.
+# With FUZZ_LEDGER=FILE each run also appends one line to FILE: target,
+# start (UTC), seconds, executions, coverage, ok|crash (tab-separated).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -55,15 +57,26 @@ for src in tests/fuzz/fuzz-*.c; do
 	fi
 	dirs="$O/corpus/$name"
 	[ -d "$seeds" ] && dirs="$dirs $seeds"
+	t0=$(date +%s)
 	# shellcheck disable=SC2086
 	if "$bin" -max_total_time="$secs" -rss_limit_mb=1024 -timeout=10 -print_final_stats=1 \
 		-artifact_prefix="$O/$name-" $dirs >"$O/$name.log" 2>&1; then
-		execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$O/$name.log" | tail -1 | awk '{print $2}')
-		cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$O/$name.log" | tail -1)
+		res=ok
+	else
+		res=crash
+		rc=1
+	fi
+	execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$O/$name.log" | tail -1 | awk '{print $2}')
+	cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$O/$name.log" | tail -1)
+	if [ $res = ok ]; then
 		echo "PASS: fuzz/$name ($execs execs in ${secs}s, $cov)"
 	else
 		echo "FAIL: fuzz/$name (crash; see $O/$name.log and $O/$name-*)"
-		rc=1
+	fi
+	# FUZZ_LEDGER=FILE: one line per run (tests/fuzz/HOURS.md keeps the totals)
+	if [ -n "${FUZZ_LEDGER:-}" ]; then
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(date -u -d "@$t0" +%Y-%m-%dT%H:%MZ)" \
+			$(($(date +%s) - t0)) "${execs:-?}" "${cov:-?}" $res >>"$FUZZ_LEDGER"
 	fi
 done
 exit $rc
