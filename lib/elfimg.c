@@ -348,9 +348,11 @@ struct pm_elf *pm_elf_open(const char *path)
 	void *p;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = pm_open_regular(path);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
+	}
 	if (fstat(fd, &st) != 0) {
 		err = errno;
 		close(fd);

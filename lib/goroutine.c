@@ -199,7 +199,7 @@ int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_lay
 	uint32_t sched = 0, buf_sp = UINT32_MAX, buf_pc = UINT32_MAX, buf_bp = UINT32_MAX;
 	struct pm_gor_layout l;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = pm_open_regular(path);
 	if (fd < 0)
 		return -ENOENT;
 	elf_version(EV_CURRENT);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -212,4 +213,25 @@ int pm_read_long(const char *path, long *out)
 	}
 	free(buf);
 	return 0;
+}
+
+int pm_open_regular(const char *path)
+{
+	struct stat st, fst;
+	int fd;
+
+	if (stat(path, &st) != 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : -ENOEXEC;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	/* replaced between the two: not what was checked */
+	if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
+	    fst.st_ino != st.st_ino) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	return fd;
 }

@@ -92,4 +92,14 @@ long pm_read_file(const char *path, char **out, size_t max);
 /* Read an integer from a procfs/sysfs file; -errno on failure. */
 int pm_read_long(const char *path, long *out);
 
+/*
+ * Open @path for reading only if it is a regular file: the binaries a
+ * target or a capture names may be a FIFO (open would block), a terminal
+ * or a device whose open acts (a watchdog, a tape), so nothing but a
+ * regular file is opened at all (stat first, then open without blocking
+ * and check the same file).  A descriptor, or -errno (-ENOEXEC when it is
+ * not a regular file, -EISDIR for a directory).
+ */
+int pm_open_regular(const char *path);
+
 #endif

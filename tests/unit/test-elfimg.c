@@ -2,7 +2,9 @@
 #include <elf.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elfimg.h"
@@ -237,6 +239,30 @@ static int test_bad_input(void)
 	CHECK(pm_elf_open("/") == NULL);
 	CHECK_INT(errno, EISDIR);
 	CHECK(pm_elf_open("/proc/self/status") == NULL); /* not regular-sized ELF */
+	/*
+	 * A path a target or a capture names may be a FIFO (open would wait for
+	 * a writer for ever) or a device (opening some acts): refused unopened.
+	 */
+	{
+		char fifo[] = "/tmp/pmuprof-test-fifo.XXXXXX";
+		int tfd = mkstemp(fifo);
+
+		CHECK(tfd >= 0);
+		close(tfd);
+		unlink(fifo);
+		CHECK_INT(mkfifo(fifo, 0600), 0);
+		alarm(10); /* a hang fails the test instead of stalling the suite */
+		errno = 0;
+		CHECK(pm_elf_open(fifo) == NULL);
+		CHECK_INT(errno, ENOEXEC);
+		alarm(0);
+		unlink(fifo);
+		errno = 0;
+		CHECK(pm_elf_open("/dev/null") == NULL);
+		CHECK_INT(errno, ENOEXEC);
+		CHECK_INT(pm_open_regular("/dev/tty"), -ENOEXEC);
+		CHECK_INT(pm_open_regular("/nonexistent"), -ENOENT);
+	}
 	for (size_t i = 0; i < sizeof(junk); i++) {
 		seed = seed * 6364136223846793005ull + 1;
 		junk[i] = (uint8_t)(seed >> 56);
