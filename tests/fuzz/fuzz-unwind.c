@@ -159,6 +159,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 			ui.regs_valid |= 1u << r;
 		}
 	}
+	if (regmask & 8) {
+		/* the g register, into the mirror: g.stack, g.m, g.sched and the m behind it */
+		ui.regs[PM_DW_R14] = MIRROR + (take(&in, 2) & ~7ULL);
+		ui.regs_valid |= 1u << PM_DW_R14;
+	}
 	nchain = take(&in, 1) % 64;
 	for (i = 0; i < nchain; i++)
 		chain[i] = addr_of(&in);
@@ -171,12 +176,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 		ui.read_arg = &w;
 	}
 	if (regmask & 4) {
-		go.g_m = (uint32_t)(take(&in, 1) * 8);
-		go.g_sched_sp = (uint32_t)(take(&in, 1) * 8);
-		go.g_sched_pc = (uint32_t)(take(&in, 1) * 8);
-		go.g_sched_bp = (uint32_t)(take(&in, 1) * 8);
-		go.m_curg = (uint32_t)(take(&in, 1) * 8);
-		go.m_gsignal = (uint32_t)(take(&in, 1) * 8);
+		go.g_m = (uint32_t)(take(&in, 1) % 64 * 8); /* within a g or m read */
+		go.g_sched_sp = (uint32_t)(take(&in, 1) % 64 * 8); /* within a g or m read */
+		go.g_sched_pc = (uint32_t)(take(&in, 1) % 64 * 8); /* within a g or m read */
+		go.g_sched_bp = (uint32_t)(take(&in, 1) % 64 * 8); /* within a g or m read */
+		go.m_curg = (uint32_t)(take(&in, 1) % 64 * 8); /* within a g or m read */
+		go.m_gsignal = (uint32_t)(take(&in, 1) % 64 * 8); /* within a g or m read */
 		ui.go = &go;
 	}
 	max = 1 + (unsigned)(take(&in, 1) % 150);
