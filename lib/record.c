@@ -1014,17 +1014,27 @@ static uint32_t wakeup_bytes(const struct pm_record_cfg *cfg, unsigned pages)
 	return (uint32_t)w;
 }
 
-static unsigned ring_pages(const struct pm_record_cfg *cfg)
+static unsigned ring_pages(const struct pm_record_cfg *cfg, size_t nev, bool probes)
 {
 	/*
-	 * room for ~512 samples of this size, or 100 ms of them at the rate,
-	 * between 512 KiB and 8 MiB per CPU (256 samples, 4 MiB with the
-	 * 8 KiB copy: 102 of 28 000 samples lost at 10 kHz on benchcpu, the
-	 * drain starved by the two busy threads; 0 with 8 MiB)
+	 * A CPU runs one thread at a time, so its ring takes at most the rate
+	 * in samples a second per event: room for 200 ms of them (at least 64
+	 * samples; 512 with -c, whose rate is unknown), between 512 KiB and
+	 * 8 MiB per CPU.  The drain wakes every 2 ms of samples; 200 ms covers
+	 * it being starved by a saturated machine.  (Was 512 samples at least:
+	 * 8 MiB per CPU at 1 kHz with the 8 KiB copy, 512 MiB of locked
+	 * memory on a 64-CPU server.  At 10 kHz, 4 MiB lost 102 of 28 000
+	 * samples on benchcpu with two busy threads; 8 MiB none.)  The
+	 * creation probes (--creators, attached) fire at the program's rate of
+	 * `go` statements, which nothing bounds: they keep 512 samples.
 	 */
-	uint64_t n = cfg->period ? 512 : PM_MAX(512, cfg->freq / 10);
-	uint64_t want = (uint64_t)(cfg->stack_size + 1024) * n;
+	uint64_t n = cfg->period ? 512 : PM_MAX(64, cfg->freq / 5);
+	uint64_t want;
 	unsigned pages = 128;
+
+	if (probes)
+		n = PM_MAX(n, 512);
+	want = (uint64_t)(cfg->stack_size + 1024) * n * (nev ? nev : 1);
 
 	while ((uint64_t)pages * 4096 < want && pages < 2048)
 		pages *= 2;
@@ -1142,7 +1152,18 @@ static void setup_events(struct session *s, bool enable_on_exec)
 	s->dcur = xcalloc(s->nrings, sizeof(*s->dcur));
 	s->dhdr = xcalloc(s->nrings, sizeof(*s->dhdr));
 	s->dhave = xcalloc(s->nrings, sizeof(*s->dhave));
-	s->pages = ring_pages(s->cfg);
+	{
+		size_t nsmp = 0;
+		bool probes = false;
+
+		for (e = 0; e < s->nev; e++) {
+			if (s->probe[e] == PROBE_NONE)
+				nsmp++;
+			else
+				probes = true;
+		}
+		s->pages = ring_pages(s->cfg, nsmp, probes);
+	}
 	sampling_of(s->cfg, &smp);
 	smp.enable_on_exec = enable_on_exec;
 	for (e = 0; e < s->nev; e++) {
