@@ -698,7 +698,7 @@ static size_t readv_all(struct pm_gor *g, pid_t pid, struct rd *r, size_t n)
 	for (i = 0; i < n; i++) {
 		int rc;
 
-		if (hit[i])
+		if (i < PM_ARRAY_SIZE(hit) && hit[i])
 			continue;
 		if (g->o.read) {
 			rc = g->o.read(g->o.read_arg, pid, r[i].addr, r[i].buf, r[i].len);
