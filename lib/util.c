@@ -85,6 +85,7 @@ void pm_grow(void *pp, size_t *capp, size_t n, size_t esz)
 	*capp = ncap;
 }
 
+__attribute__((format(printf, 2, 0)))
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[1024];
