@@ -237,6 +237,7 @@ static int test_speed(void)
 		sink += pm_sym_frames(s, lo + (seed >> 20) % (hi - lo), fr, 16);
 	}
 	t_frames = now_s() - t0;
+	(void)sink;
 	rate_info = n / t_info;
 	rate_frames = n / t_frames;
 	fprintf(stderr, "  %s: func_info %.2f M/s, frames %.2f M/s\n", path, rate_info / 1e6,
