@@ -5,6 +5,7 @@
  * symbols so that lookups later are plain array walks or binary searches.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -492,17 +493,10 @@ const char *pm_elf_build_id(const struct pm_elf *e)
 
 const char *pm_elf_symbol(const struct pm_elf *e, uint64_t vaddr, uint64_t *start)
 {
-	size_t lo = 0, hi = e->nsyms;
-
 	/* Last symbol with start <= vaddr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = pm_count_le_u64(e->syms, e->nsyms, sizeof(*e->syms),
+				    offsetof(struct pm_elf_sym, start), vaddr);
 
-		if (e->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	if (vaddr >= e->syms[lo - 1].end)

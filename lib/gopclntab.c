@@ -9,6 +9,7 @@
  * table after checking that a NUL ends them inside their sub-table.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -703,20 +704,11 @@ size_t pm_go_nfuncs(const struct pm_go *go)
 
 long pm_go_find(const struct pm_go *go, uint64_t pc)
 {
-	size_t lo = 0, hi = go->nfunc;
-
 	if (pc < go->funcs[0].entry || pc >= go->text_end)
 		return -1;
 	/* Last function with entry <= pc. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (go->funcs[mid].entry <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (long)lo - 1;
+	return (long)pm_count_le_u64(go->funcs, go->nfunc, sizeof(*go->funcs),
+				     offsetof(struct go_func, entry), pc) - 1;
 }
 
 static bool valid_idx(const struct pm_go *go, long idx)

@@ -7,6 +7,7 @@
 #include "kallsyms.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,18 +92,12 @@ void pm_ksyms_free(struct pm_ksyms *k)
 
 const char *pm_ksyms_find(const struct pm_ksyms *k, uint64_t addr, uint64_t *start)
 {
-	size_t lo = 0, hi = k ? k->n : 0;
+	size_t lo;
 
-	if (!hi || addr < k->syms[0].addr)
+	if (!k || !k->n || addr < k->syms[0].addr)
 		return NULL;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	/* the last symbol at or below addr */
+	lo = pm_count_le_u64(k->syms, k->n, sizeof(*k->syms), offsetof(struct ksym, addr), addr) - 1;
 	if (lo == k->n - 1 && addr - k->syms[lo].addr >= LAST_MAX)
 		return NULL;
 	if (start)

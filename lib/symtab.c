@@ -15,6 +15,7 @@
 #include <elf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,21 @@ struct pm_sym {
 	Dwarf_CFI *eh;        /* .eh_frame CFI (ours to end), or NULL */
 	Dwarf_CFI *dbgcfi;    /* .debug_frame CFI (owned by dw), or NULL */
 	bool dw_tried;        /* dw and dbgcfi looked for (need_dwarf()) */
+	/*
+	 * Without .debug_aranges (clang does not emit it; libdw 0.188 finds
+	 * no CU then): each CU's address ranges, sorted, built on first need.
+	 */
+	struct cu_range *cur;
+	size_t ncur;
+	bool cur_built;
 };
+
+struct cu_range {
+	uint64_t lo, hi;
+	Dwarf_Off off; /* the CU's DIE */
+};
+
+#define MAX_CU_RANGES (1u << 20) /* a hostile DWARF gets this many at most */
 
 #define DEBUG_ROOT "/usr/lib/debug/.build-id"
 
@@ -212,6 +227,7 @@ void pm_sym_free(struct pm_sym *s)
 		dwarf_end(s->dw);
 	pm_elf_free(s->debug);
 	pm_elf_free(s->elf);
+	free(s->cur);
 	free(s->gflags);
 	free(s->path);
 	free(s);
@@ -407,6 +423,65 @@ int pm_sym_func_info(const struct pm_sym *s, uint64_t pc, struct pm_unw_func *ou
 	return -ENOENT;
 }
 
+static int cmp_cu_range(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void build_cu_ranges(struct pm_sym *s)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+	unsigned guard = 0;
+
+	s->cur_built = true;
+	while (s->ncur < MAX_CU_RANGES && guard++ < MAX_CU_RANGES &&
+	       dwarf_nextcu(s->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t r = 0;
+		unsigned steps = 0;
+
+		if (dwarf_offdie(s->dw, off + hsize, &cu)) {
+			while (s->ncur < MAX_CU_RANGES && steps++ < 65536 &&
+			       (r = dwarf_ranges(&cu, r, &base, &lo, &hi)) > 0) {
+				if (lo >= hi)
+					continue;
+				PM_GROW(s->cur, cap, s->ncur + 1);
+				s->cur[s->ncur++] = (struct cu_range){ lo, hi, off + hsize };
+			}
+		}
+		if (next <= off)
+			break;
+		off = next;
+	}
+	if (s->ncur)
+		qsort(s->cur, s->ncur, sizeof(*s->cur), cmp_cu_range);
+}
+
+/* The CU holding @pc: .debug_aranges through libdw, else the CUs' own ranges. */
+static bool cu_of(const struct pm_sym *cs, uint64_t pc, Dwarf_Die *cu)
+{
+	struct pm_sym *s = (struct pm_sym *)cs; /* a cache filled on demand */
+	size_t lo, k;
+
+	if (dwarf_addrdie(s->dw, pc, cu))
+		return true;
+	if (!s->cur_built)
+		build_cu_ranges(s);
+	/* the last range starting at or below pc, then a few before it (CUs can nest ranges) */
+	lo = pm_count_le_u64(s->cur, s->ncur, sizeof(*s->cur), offsetof(struct cu_range, lo), pc);
+	for (k = 0; k < 8 && lo > k; k++) {
+		const struct cu_range *r = &s->cur[lo - 1 - k];
+
+		if (pc >= r->lo && pc < r->hi)
+			return dwarf_offdie(s->dw, r->off, cu) != NULL;
+	}
+	return false;
+}
+
 /*
  * Native frames from DWARF: the line table for the innermost, then one
  * frame per inlined_subroutine scope out to the subprogram, each caller at
@@ -422,7 +497,7 @@ static size_t dwarf_frames(const struct pm_sym *s, uint64_t pc, struct pm_frame 
 	const char *file = NULL, *sym;
 	int line = 0, ns;
 
-	if (!dwarf_addrdie(s->dw, pc, &cu))
+	if (!cu_of(s, pc, &cu))
 		return 0;
 	ln = dwarf_getsrc_die(&cu, pc);
 	if (ln) {

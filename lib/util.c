@@ -236,3 +236,21 @@ int pm_open_regular(const char *path)
 	}
 	return fd;
 }
+
+size_t pm_count_le_u64(const void *base, size_t n, size_t size, size_t off, uint64_t key)
+{
+	const unsigned char *b = base;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t v;
+
+		memcpy(&v, b + mid * size + off, sizeof(v));
+		if (v <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

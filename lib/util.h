@@ -93,6 +93,13 @@ long pm_read_file(const char *path, char **out, size_t max);
 int pm_read_long(const char *path, long *out);
 
 /*
+ * In @n elements of @size bytes, sorted by the uint64_t at byte @off of
+ * each: how many have that key <= @key (so the last of them, if any, is
+ * element result - 1).  Binary search.
+ */
+size_t pm_count_le_u64(const void *base, size_t n, size_t size, size_t off, uint64_t key);
+
+/*
  * Open @path for reading only if it is a regular file: the binaries a
  * target or a capture names may be a FIFO (open would block), a terminal
  * or a device whose open acts (a watchdog, a tape), so nothing but a
