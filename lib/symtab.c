@@ -54,6 +54,8 @@ struct cu_range {
 
 #define DEBUG_ROOT "/usr/lib/debug/.build-id"
 
+static bool cfi_section_sane(const struct pm_elf *e, const char *name, bool eh);
+
 
 /* Bottoms of stacks, matched by name (funcIDs change between versions). */
 static const char *const top_names[] = {
@@ -184,8 +186,14 @@ static void need_dwarf(const struct pm_sym *cs)
 		if (s->debug)
 			s->dw = dwarf_begin_elf(pm_elf_libelf(s->debug), DWARF_C_READ, NULL);
 	}
-	if (s->dw)
+	if (s->dw) {
+		const struct pm_elf *de = s->debug ? s->debug : s->elf;
+
 		s->dbgcfi = dwarf_getcfi(s->dw);
+		if (s->dbgcfi && (pm_elf_section(de, ".zdebug_frame") ||
+				  !cfi_section_sane(de, ".debug_frame", false)))
+			s->dbgcfi = NULL; /* owned by dw */
+	}
 }
 
 static struct pm_sym *sym_of_elf(const char *path, struct pm_elf *e)
@@ -203,6 +211,10 @@ static struct pm_sym *sym_of_elf(const char *path, struct pm_elf *e)
 	else
 		s->go = NULL;
 	s->eh = dwarf_getcfi_elf(pm_elf_libelf(s->elf));
+	if (s->eh && !cfi_section_sane(e, ".eh_frame", true)) {
+		dwarf_cfi_end(s->eh);
+		s->eh = NULL;
+	}
 	return s;
 }
 
@@ -322,6 +334,319 @@ static bool reg_rule(Dwarf_Frame *fr, int regno, uint8_t *rule, int32_t *off)
 	*rule = val ? PM_UNW_R_VAL : PM_UNW_R_OFFSET;
 	*off = (int32_t)v;
 	return true;
+}
+
+/*
+ * CFI that libdw may be given.  libdw 0.188 grows its table of register
+ * rules to the highest register number an instruction names: one FDE
+ * naming register 78 million made it realloc 1.88 GB (fuzz-symtab,
+ * tests/fuzz/crashes/fuzz-symtab/).  So before a section's CFI is used,
+ * the instructions of every CIE and FDE in it are walked (not run): a
+ * register number past CFI_MAX_REG, an opcode or pointer encoding the walk
+ * cannot size, or an entry libdw cannot read turns the whole section's
+ * CFI off (frame pointers then, as for code without CFI).
+ */
+#define CFI_MAX_REG 127 /* x86_64's DWARF numbers stop below */
+#define CFI_MAX_CIES 256
+
+static bool leb128(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	unsigned shift = 0;
+
+	while (*p < end) {
+		uint8_t b = *(*p)++;
+
+		if (shift < 64)
+			r |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			*v = r;
+			return true;
+		}
+		if (shift > 70)
+			return false;
+	}
+	return false;
+}
+
+static bool skip(const uint8_t **p, const uint8_t *end, uint64_t n)
+{
+	if (n > (uint64_t)(end - *p))
+		return false;
+	*p += n;
+	return true;
+}
+
+/* A pointer in encoding @enc (DW_EH_PE_*): 0 for the variable-length ones, -1 when unknown. */
+static int enc_size(uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case 0x00: return 8; /* absptr */
+	case 0x01: case 0x09: return 0; /* uleb128, sleb128 */
+	case 0x02: case 0x0a: return 2;
+	case 0x03: case 0x0b: return 4;
+	case 0x04: case 0x0c: return 8;
+	default: return -1;
+	}
+}
+
+static bool skip_ptr(const uint8_t **p, const uint8_t *end, uint8_t enc)
+{
+	int n = enc_size(enc);
+	uint64_t v;
+
+	if (n < 0)
+		return false;
+	return n ? skip(p, end, (uint64_t)n) : leb128(p, end, &v);
+}
+
+static bool reg_ok(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t r;
+
+	return leb128(p, end, &r) && r <= CFI_MAX_REG;
+}
+
+static bool cfa_insns_sane(const uint8_t *p, const uint8_t *end, uint8_t enc)
+{
+	uint64_t v;
+
+	while (p < end) {
+		uint8_t op = *p++;
+		bool ok;
+
+		if ((op >> 6) == 1 || (op >> 6) == 3) /* advance_loc, restore: no operand */
+			continue;
+		if ((op >> 6) == 2) { /* offset: register in the low bits, then an offset */
+			if (!leb128(&p, end, &v))
+				return false;
+			continue;
+		}
+		switch (op) {
+		case 0x00: case 0x0a: case 0x0b: /* nop, remember_state, restore_state */
+			ok = true;
+			break;
+		case 0x01: /* set_loc */
+			ok = skip_ptr(&p, end, enc);
+			break;
+		case 0x02: ok = skip(&p, end, 1); break;
+		case 0x03: ok = skip(&p, end, 2); break;
+		case 0x04: ok = skip(&p, end, 4); break;
+		case 0x05: case 0x0c: case 0x11: case 0x12: case 0x14: case 0x15: case 0x2f:
+			/* register, then an (s)leb128 */
+			ok = reg_ok(&p, end) && leb128(&p, end, &v);
+			break;
+		case 0x09: /* register: two registers */
+			ok = reg_ok(&p, end) && reg_ok(&p, end);
+			break;
+		case 0x06: case 0x07: case 0x08: case 0x0d: /* one register */
+			ok = reg_ok(&p, end);
+			break;
+		case 0x0e: case 0x13: case 0x2e: /* an (s)leb128 */
+			ok = leb128(&p, end, &v);
+			break;
+		case 0x0f: /* def_cfa_expression: a block */
+			ok = leb128(&p, end, &v) && skip(&p, end, v);
+			break;
+		case 0x10: case 0x16: /* (val_)expression: a register and a block */
+			ok = reg_ok(&p, end) && leb128(&p, end, &v) && skip(&p, end, v);
+			break;
+		default:
+			ok = false;
+			break;
+		}
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* A CIE's FDE pointer encoding ('R' in a "z" augmentation; absptr without). */
+static bool cie_enc(const Dwarf_CIE *c, uint8_t *enc)
+{
+	const char *a = c->augmentation;
+	const uint8_t *p = c->augmentation_data, *end;
+
+	*enc = 0x00; /* absptr */
+	if (!a)
+		return false;
+	if (a[0] != 'z') /* no augmentation data: "" (or old GCC's "eh") only */
+		return !a[0] || strcmp(a, "eh") == 0;
+	if (!p)
+		return false;
+	end = p + c->augmentation_data_size;
+	for (a++; *a; a++) {
+		switch (*a) {
+		case 'L':
+			if (!skip(&p, end, 1))
+				return false;
+			break;
+		case 'P':
+			if (p >= end)
+				return false;
+			{
+				uint8_t penc = *p++;
+
+				if (!skip_ptr(&p, end, penc))
+					return false;
+			}
+			break;
+		case 'R':
+			if (p >= end)
+				return false;
+			*enc = *p++;
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+/* A pointer in encoding @enc at @p (the field at @at), absolute; false when unsupported. */
+static bool read_enc(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t at,
+		     uint64_t datarel, uint64_t *out)
+{
+	uint64_t v = 0;
+	int n = enc_size(enc);
+
+	if (enc == 0xff || n <= 0 || (uint64_t)(end - *p) < (uint64_t)n)
+		return false;
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)(*p)[i] << (8 * i);
+	if ((enc & 0x08) && n < 8 && (v >> (8 * n - 1)) & 1) /* sdata: sign-extend */
+		v |= ~0ULL << (8 * n);
+	*p += n;
+	switch (enc & 0x70) {
+	case 0x00: break;
+	case 0x10: v += at; break;      /* pcrel */
+	case 0x30: v += datarel; break; /* datarel */
+	default: return false;
+	}
+	*out = v;
+	return true;
+}
+
+/*
+ * libdw finds an FDE through .eh_frame_hdr's table when there is one: every
+ * entry must point at an FDE the walk checked (one in the middle of another
+ * would be read as hostile instructions).
+ */
+static bool hdr_sane(const struct pm_elf *e, const struct pm_elf_section *eh,
+		     const uint64_t *fdes, size_t nfdes)
+{
+	const struct pm_elf_section *h = pm_elf_section(e, ".eh_frame_hdr");
+	const uint8_t *p, *end;
+	uint64_t ptr, count, i;
+	uint8_t penc, cenc, tenc;
+
+	if (!h)
+		return true; /* libdw walks .eh_frame itself */
+	if (!h->data || h->size < 4 || h->data[0] != 1)
+		return false;
+	p = h->data + 4;
+	end = h->data + h->size;
+	penc = h->data[1];
+	cenc = h->data[2];
+	tenc = h->data[3];
+	if (!read_enc(&p, end, penc, h->addr + 4, h->addr, &ptr) || ptr != eh->addr)
+		return false;
+	if (tenc == 0xff)
+		return true; /* no table: libdw walks */
+	if (!read_enc(&p, end, cenc, h->addr + (uint64_t)(p - h->data), h->addr, &count))
+		return false;
+	for (i = 0; i < count; i++) {
+		uint64_t loc, fde, off;
+		size_t k;
+
+		if (!read_enc(&p, end, tenc, h->addr + (uint64_t)(p - h->data), h->addr, &loc) ||
+		    !read_enc(&p, end, tenc, h->addr + (uint64_t)(p - h->data), h->addr, &fde))
+			return false;
+		off = fde - eh->addr;
+		k = pm_count_le_u64(fdes, nfdes, sizeof(*fdes), 0, off);
+		if (k == 0 || fdes[k - 1] != off)
+			return false;
+	}
+	return true;
+}
+
+static bool cfi_section_sane(const struct pm_elf *e, const char *name, bool eh)
+{
+	const struct pm_elf_section *sec = pm_elf_section(e, name);
+	const uint8_t *img;
+	struct {
+		Dwarf_Off off;
+		uint8_t enc;
+		bool z;
+	} cies[CFI_MAX_CIES];
+	size_t ncies = 0, len, nfdes = 0, capfdes = 0;
+	uint64_t *fdes = NULL; /* section offsets of the FDEs, increasing */
+	Elf_Data d;
+	Dwarf_Off off = 0, next;
+	unsigned guard = 0;
+	bool sane = false;
+
+	if (!sec)
+		/* libdw may still find .eh_frame through PT_GNU_EH_FRAME: unchecked, unused */
+		return !eh;
+	if (!sec->data || (sec->flags & SHF_COMPRESSED))
+		return false; /* cannot be checked: not used */
+	img = pm_elf_bytes(e, &len);
+	if (!img || len < EI_NIDENT)
+		return false;
+	memset(&d, 0, sizeof(d));
+	d.d_buf = (void *)(uintptr_t)sec->data;
+	d.d_type = ELF_T_BYTE;
+	d.d_size = sec->size;
+	d.d_version = EV_CURRENT;
+	while (off < sec->size) {
+		Dwarf_CFI_Entry en;
+		int rc = dwarf_next_cfi(img, &d, eh, off, &next, &en);
+
+		if (rc == 1)
+			break;
+		if (rc != 0 || next <= off || ++guard > 1000000)
+			goto out;
+		if (dwarf_cfi_cie_p(&en)) {
+			uint8_t enc;
+
+			if (en.cie.return_address_register > CFI_MAX_REG || ncies == CFI_MAX_CIES ||
+			    !cie_enc(&en.cie, &enc) ||
+			    !cfa_insns_sane(en.cie.initial_instructions, en.cie.initial_instructions_end,
+					    eh ? enc : 0x00))
+				goto out;
+			cies[ncies].off = off;
+			cies[ncies].enc = eh ? enc : 0x00;
+			cies[ncies].z = en.cie.augmentation && en.cie.augmentation[0] == 'z';
+			ncies++;
+		} else {
+			const uint8_t *p = en.fde.start, *end = en.fde.end;
+			size_t k;
+			uint64_t alen;
+
+			for (k = 0; k < ncies && cies[k].off != en.fde.CIE_pointer; k++)
+				;
+			if (k == ncies || !p || !end || p > end)
+				goto out; /* a CIE after its FDE, or none */
+			if (!skip_ptr(&p, end, cies[k].enc) || !skip_ptr(&p, end, cies[k].enc & 0x0f))
+				goto out;
+			if (cies[k].z && (!leb128(&p, end, &alen) || !skip(&p, end, alen)))
+				goto out;
+			if (!cfa_insns_sane(p, end, cies[k].enc))
+				goto out;
+			PM_GROW(fdes, capfdes, nfdes + 1);
+			fdes[nfdes++] = off;
+		}
+		off = next;
+	}
+	sane = !eh || hdr_sane(e, sec, fdes, nfdes);
+out:
+	free(fdes);
+	return sane;
 }
 
 /*
