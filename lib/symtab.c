@@ -615,12 +615,14 @@ static bool cfi_section_sane(const struct pm_elf *e, const char *name, bool eh)
 			uint8_t enc;
 
 			if (en.cie.return_address_register > CFI_MAX_REG || ncies == CFI_MAX_CIES ||
-			    !cie_enc(&en.cie, &enc) ||
-			    !cfa_insns_sane(en.cie.initial_instructions, en.cie.initial_instructions_end,
-					    eh ? enc : 0x00))
+			    !cie_enc(&en.cie, &enc))
+				goto out;
+			if (!eh)
+				enc = 0x00; /* .debug_frame: plain addresses */
+			if (!cfa_insns_sane(en.cie.initial_instructions, en.cie.initial_instructions_end, enc))
 				goto out;
 			cies[ncies].off = off;
-			cies[ncies].enc = eh ? enc : 0x00;
+			cies[ncies].enc = enc;
 			cies[ncies].z = en.cie.augmentation && en.cie.augmentation[0] == 'z';
 			ncies++;
 		} else {
