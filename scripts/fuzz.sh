@@ -7,6 +7,8 @@
 # the crash reproducers tests/fuzz/crashes/<target>/ (a reproducer that still
 # crashes fails the run); new interesting inputs found go to build/fuzz/corpus.
 # Output: one "PASS: fuzz/<target>" or "FAIL: fuzz/<target>" line per target.
+# tests/fuzz/<target>.flags, when present, holds more libFuzzer options for
+# that target (one line, e.g. -close_fd_mask=2).
 # With FUZZ_LEDGER=FILE each run also appends one line to FILE: target,
 # start (UTC), seconds, executions, coverage, ok|crash (tab-separated).
 set -u
@@ -57,10 +59,12 @@ for src in tests/fuzz/fuzz-*.c; do
 	fi
 	dirs="$O/corpus/$name"
 	[ -d "$seeds" ] && dirs="$dirs $seeds"
+	flags=
+	[ -f "tests/fuzz/$name.flags" ] && flags=$(head -1 "tests/fuzz/$name.flags")
 	t0=$(date +%s)
 	# shellcheck disable=SC2086
 	if "$bin" -max_total_time="$secs" -rss_limit_mb=1024 -timeout=10 -print_final_stats=1 \
-		-artifact_prefix="$O/$name-" $dirs >"$O/$name.log" 2>&1; then
+		-artifact_prefix="$O/$name-" $flags $dirs >"$O/$name.log" 2>&1; then
 		res=ok
 	else
 		res=crash
