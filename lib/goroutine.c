@@ -274,67 +274,6 @@ int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_lay
 
 /* ---- interning tables ---- */
 
-/* open addressing over indices + 1; the caller compares */
-struct hidx {
-	uint32_t *slot;
-	uint64_t *hash;
-	size_t size, n;
-};
-
-static void hidx_insert(struct hidx *h, uint64_t hv, uint32_t idx);
-
-static void hidx_grow(struct hidx *h)
-{
-	struct hidx o = *h;
-	size_t i;
-
-	h->size = o.size ? o.size * 2 : 256;
-	h->slot = xcalloc(h->size, sizeof(*h->slot));
-	h->hash = xcalloc(h->size, sizeof(*h->hash));
-	h->n = 0;
-	for (i = 0; i < o.size; i++)
-		if (o.slot[i])
-			hidx_insert(h, o.hash[i], o.slot[i] - 1);
-	free(o.slot);
-	free(o.hash);
-}
-
-static void hidx_insert(struct hidx *h, uint64_t hv, uint32_t idx)
-{
-	size_t i;
-
-	if ((h->n + 1) * 2 > h->size)
-		hidx_grow(h);
-	i = hv & (h->size - 1);
-	while (h->slot[i])
-		i = (i + 1) & (h->size - 1);
-	h->slot[i] = idx + 1;
-	h->hash[i] = hv;
-	h->n++;
-}
-
-/* Iterate candidates for @hv: *pos starts at SIZE_MAX; returns the index or -1. */
-static long hidx_next(const struct hidx *h, uint64_t hv, size_t *pos)
-{
-	size_t i;
-
-	if (!h->size)
-		return -1;
-	i = *pos == SIZE_MAX ? hv & (h->size - 1) : (*pos + 1) & (h->size - 1);
-	for (; h->slot[i]; i = (i + 1) & (h->size - 1))
-		if (h->hash[i] == hv) {
-			*pos = i;
-			return (long)h->slot[i] - 1;
-		}
-	return -1;
-}
-
-static void hidx_free(struct hidx *h)
-{
-	free(h->slot);
-	free(h->hash);
-}
-
 static uint64_t mix(uint64_t h, uint64_t v)
 {
 	return pm_hash_u64(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
@@ -429,23 +368,24 @@ struct pm_gor {
 	size_t tm_size, tm_n;
 	struct centry *cache;
 	struct centry *last; /* (pid, g, goid) -> the tag it last had alive */
+	uint64_t seed;       /* of the interning tables' hashes: pm_hash_seed() */
 	/* interned strings */
 	char **strs;
 	size_t nstrs, capstrs;
-	struct hidx str_idx;
+	struct pm_hidx str_idx;
 	struct pm_gor_label *labpool;
 	size_t nlab, caplab;
 	struct tag *tags;
 	size_t ntags, captags;
-	struct hidx tag_idx;
+	struct pm_hidx tag_idx;
 	struct cframe *cframes;
 	size_t ncf, capcf;
-	struct hidx cf_idx;
+	struct pm_hidx cf_idx;
 	uint32_t *chainpool;
 	size_t nchainpool, capchainpool;
 	struct chain *chains;
 	size_t nchains, capchains;
-	struct hidx chain_idx;
+	struct pm_hidx chain_idx;
 	uint64_t st_ns, st_inspect, st_ok, st_enoent, st_einval, st_fallback, st_stale, st_late;
 	bool stats; /* PMUPROF_GOR_STATS: also time each sample (two clock reads) */
 	struct seen *seen; /* 1.21+: goid -> (gopc, parent) */
@@ -473,6 +413,7 @@ struct pm_gor *pm_gor_new(const struct pm_gor_opts *o)
 	struct pm_gor *g = xcalloc(1, sizeof(*g));
 
 	g->o = *o;
+	g->seed = pm_hash_seed();
 	if (g->o.creators > PM_GOR_MAX_ANCESTORS)
 		g->o.creators = PM_GOR_MAX_ANCESTORS;
 	g->cache = xcalloc(CACHE_SIZE, sizeof(*g->cache));
@@ -516,15 +457,15 @@ void pm_gor_free(struct pm_gor *g)
 	for (i = 0; i < g->nstrs; i++)
 		free(g->strs[i]);
 	free(g->strs);
-	hidx_free(&g->str_idx);
+	pm_hidx_free(&g->str_idx);
 	free(g->labpool);
 	free(g->tags);
-	hidx_free(&g->tag_idx);
+	pm_hidx_free(&g->tag_idx);
 	free(g->cframes);
-	hidx_free(&g->cf_idx);
+	pm_hidx_free(&g->cf_idx);
 	free(g->chainpool);
 	free(g->chains);
-	hidx_free(&g->chain_idx);
+	pm_hidx_free(&g->chain_idx);
 	free(g->seen);
 	free(g->created);
 	free(g->gidx);
@@ -743,15 +684,12 @@ static bool good_ptr(uint64_t p)
 
 static const char *intern_str(struct pm_gor *g, const char *s, size_t len)
 {
-	uint64_t hv = 1469598103934665603ULL;
-	size_t i, pos = SIZE_MAX;
+	uint64_t hv = pm_hash(s, len, g->seed);
+	size_t pos = SIZE_MAX;
 	long idx;
 	char *c;
 
-	for (i = 0; i < len; i++)
-		hv = (hv ^ (uint8_t)s[i]) * 1099511628211ULL;
-	hv = mix(hv, len);
-	while ((idx = hidx_next(&g->str_idx, hv, &pos)) >= 0)
+	while ((idx = pm_hidx_next(&g->str_idx, hv, &pos)) >= 0)
 		if (strlen(g->strs[idx]) == len && memcmp(g->strs[idx], s, len) == 0)
 			return g->strs[idx];
 	c = xmalloc(len + 1);
@@ -759,7 +697,7 @@ static const char *intern_str(struct pm_gor *g, const char *s, size_t len)
 	c[len] = '\0';
 	PM_GROW(g->strs, g->capstrs, g->nstrs + 1);
 	g->strs[g->nstrs] = c;
-	hidx_insert(&g->str_idx, hv, (uint32_t)g->nstrs++);
+	pm_hidx_add(&g->str_idx, hv, (uint32_t)g->nstrs++);
 	return c;
 }
 
@@ -1139,19 +1077,19 @@ int pm_gor_inspect(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint64_
 static uint32_t intern_cframe(struct pm_gor *g, struct pm_stacks *st, const struct pm_map *m,
 			      uint64_t vaddr, bool full)
 {
-	uint64_t hv = mix(mix(mix(0, (uint64_t)(uintptr_t)m), vaddr), full);
+	uint64_t hv = mix(mix(mix(g->seed, (uint64_t)(uintptr_t)m), vaddr), full);
 	size_t pos = SIZE_MAX;
 	long idx;
 	struct pm_stack_frame f;
 
-	while ((idx = hidx_next(&g->cf_idx, hv, &pos)) >= 0)
+	while ((idx = pm_hidx_next(&g->cf_idx, hv, &pos)) >= 0)
 		if (g->cframes[idx].m == m && g->cframes[idx].vaddr == vaddr &&
 		    g->cframes[idx].full == full)
 			goto have;
 	PM_GROW(g->cframes, g->capcf, g->ncf + 1);
 	g->cframes[g->ncf] = (struct cframe){ m, vaddr, full };
 	idx = (long)g->ncf++;
-	hidx_insert(&g->cf_idx, hv, (uint32_t)idx);
+	pm_hidx_add(&g->cf_idx, hv, (uint32_t)idx);
 have:
 	f.map_id = PM_GOR_MAP_CREATOR;
 	f.is_return = false;
@@ -1163,13 +1101,13 @@ have:
 static uint32_t intern_tag(struct pm_gor *g, int64_t goid, const struct pm_gor_label *lab,
 			   size_t n)
 {
-	uint64_t hv = mix(0, (uint64_t)goid);
+	uint64_t hv = mix(g->seed, (uint64_t)goid);
 	size_t pos = SIZE_MAX, i;
 	long idx;
 
 	for (i = 0; i < n; i++)
 		hv = mix(mix(hv, (uint64_t)(uintptr_t)lab[i].key), (uint64_t)(uintptr_t)lab[i].value);
-	while ((idx = hidx_next(&g->tag_idx, hv, &pos)) >= 0) {
+	while ((idx = pm_hidx_next(&g->tag_idx, hv, &pos)) >= 0) {
 		const struct tag *t = &g->tags[idx];
 
 		if (t->goid != goid || t->nlab != n)
@@ -1187,19 +1125,19 @@ static uint32_t intern_tag(struct pm_gor *g, int64_t goid, const struct pm_gor_l
 	PM_GROW(g->tags, g->captags, g->ntags + 1);
 	g->tags[g->ntags] = (struct tag){ goid, (uint32_t)g->nlab, (uint32_t)n };
 	g->nlab += n;
-	hidx_insert(&g->tag_idx, hv, (uint32_t)g->ntags);
+	pm_hidx_add(&g->tag_idx, hv, (uint32_t)g->ntags);
 	return (uint32_t)g->ntags++;
 }
 
 static uint32_t intern_chain(struct pm_gor *g, const uint32_t *ids, size_t n)
 {
-	uint64_t hv = mix(0, n);
+	uint64_t hv = mix(g->seed, n);
 	size_t pos = SIZE_MAX, i;
 	long idx;
 
 	for (i = 0; i < n; i++)
 		hv = mix(hv, ids[i]);
-	while ((idx = hidx_next(&g->chain_idx, hv, &pos)) >= 0)
+	while ((idx = pm_hidx_next(&g->chain_idx, hv, &pos)) >= 0)
 		if (g->chains[idx].n == n &&
 		    memcmp(g->chainpool + g->chains[idx].off, ids, n * sizeof(*ids)) == 0)
 			return (uint32_t)idx;
@@ -1210,7 +1148,7 @@ static uint32_t intern_chain(struct pm_gor *g, const uint32_t *ids, size_t n)
 	PM_GROW(g->chains, g->capchains, g->nchains + 1);
 	g->chains[g->nchains] = (struct chain){ (uint32_t)g->nchainpool, (uint32_t)n };
 	g->nchainpool += n;
-	hidx_insert(&g->chain_idx, hv, (uint32_t)g->nchains);
+	pm_hidx_add(&g->chain_idx, hv, (uint32_t)g->nchains);
 	return (uint32_t)g->nchains++;
 }
 

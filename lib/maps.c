@@ -30,6 +30,10 @@ struct pm_maps {
 	size_t nprocs, capprocs;
 	struct symcache_ent *syms;
 	size_t nsyms, capsyms;
+	/* indexes of procs by pid and syms by key, hashed with a secret seed */
+	uint64_t seed;
+	struct pm_hidx proc_idx, sym_idx;
+	size_t max_maps, dropped; /* pm_maps_set_limit() */
 	pid_t unwind_pid;
 	struct proc *last_proc;   /* lookup cache */
 	const struct pm_map *last_map;
@@ -37,7 +41,21 @@ struct pm_maps {
 
 struct pm_maps *pm_maps_new(void)
 {
-	return xcalloc(1, sizeof(struct pm_maps));
+	struct pm_maps *m = xcalloc(1, sizeof(struct pm_maps));
+
+	m->seed = pm_hash_seed();
+	m->max_maps = PM_MAPS_MAX_DEFAULT;
+	return m;
+}
+
+void pm_maps_set_limit(struct pm_maps *m, size_t max_maps)
+{
+	m->max_maps = max_maps;
+}
+
+size_t pm_maps_dropped(const struct pm_maps *m)
+{
+	return m->dropped;
 }
 
 void pm_maps_free(struct pm_maps *m)
@@ -59,24 +77,44 @@ void pm_maps_free(struct pm_maps *m)
 		free(m->syms[i].path);
 	}
 	free(m->syms);
+	pm_hidx_free(&m->proc_idx);
+	pm_hidx_free(&m->sym_idx);
 	free(m);
+}
+
+static uint64_t pid_hash(const struct pm_maps *m, pid_t pid)
+{
+	return pm_hash_u64((uint64_t)(uint32_t)pid ^ m->seed);
+}
+
+static struct proc *find_proc(const struct pm_maps *m, pid_t pid)
+{
+	uint64_t hv = pid_hash(m, pid);
+	size_t pos = SIZE_MAX;
+	long i;
+
+	while ((i = pm_hidx_next(&m->proc_idx, hv, &pos)) >= 0)
+		if (m->procs[i].pid == pid)
+			return &m->procs[i];
+	return NULL;
 }
 
 static struct proc *get_proc(struct pm_maps *m, pid_t pid, bool create)
 {
-	size_t i;
+	struct proc *p;
 
 	if (m->last_proc && m->last_proc->pid == pid)
 		return m->last_proc;
-	for (i = 0; i < m->nprocs; i++)
-		if (m->procs[i].pid == pid) {
-			m->last_proc = &m->procs[i];
-			return m->last_proc;
-		}
+	p = find_proc(m, pid);
+	if (p) {
+		m->last_proc = p;
+		return p;
+	}
 	if (!create)
 		return NULL;
 	PM_GROW(m->procs, m->capprocs, m->nprocs + 1);
 	m->procs[m->nprocs].pid = pid;
+	pm_hidx_add(&m->proc_idx, pid_hash(m, pid), (uint32_t)m->nprocs);
 	m->last_proc = &m->procs[m->nprocs++];
 	m->last_map = NULL;
 	return m->last_proc;
@@ -91,9 +129,11 @@ static bool is_file(const char *path)
 
 static struct pm_sym *sym_cached(struct pm_maps *m, const char *key, bool *found)
 {
-	size_t i;
+	uint64_t hv = pm_hash(key, strlen(key), m->seed);
+	size_t pos = SIZE_MAX;
+	long i;
 
-	for (i = 0; i < m->nsyms; i++)
+	while ((i = pm_hidx_next(&m->sym_idx, hv, &pos)) >= 0)
 		if (strcmp(m->syms[i].path, key) == 0) {
 			*found = true;
 			return m->syms[i].sym;
@@ -107,7 +147,23 @@ static void sym_remember(struct pm_maps *m, const char *key, struct pm_sym *s)
 	PM_GROW(m->syms, m->capsyms, m->nsyms + 1);
 	m->syms[m->nsyms].path = xstrdup(key);
 	m->syms[m->nsyms].sym = s;
+	pm_hidx_add(&m->sym_idx, pm_hash(key, strlen(key), m->seed), (uint32_t)m->nsyms);
 	m->nsyms++;
+}
+
+/* The first of @p's mappings that ends after @addr (p->n when none). */
+static size_t first_ending_after(const struct proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->v[mid]->end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 static bool same_inode(const char *path, uint64_t ino)
@@ -199,17 +255,22 @@ static struct pm_sym *sym_get(struct pm_maps *m, pid_t pid, uint64_t start, uint
 	return s;
 }
 
-/* Drop [start, end) from the current mappings of @p, splitting as needed. */
-static void carve(struct pm_maps *m, struct proc *p, uint64_t start, uint64_t end)
+/*
+ * Drop [start, end) from the current mappings of @p, splitting as needed;
+ * past the limit (@split false) the tail of a split is dropped too.
+ */
+static void carve(struct pm_maps *m, struct proc *p, uint64_t start, uint64_t end, bool split)
 {
-	size_t i = 0;
+	size_t i = first_ending_after(p, start);
 
 	while (i < p->n) {
 		struct pm_map *o = p->v[i];
 
-		if (o->end <= start || o->start >= end) {
-			i++;
-			continue;
+		if (o->start >= end)
+			break; /* sorted and disjoint: nothing later overlaps */
+		if (o->start < start && o->end > end && !split) {
+			o->end = start;
+			return;
 		}
 		if (o->start < start && o->end > end) {
 			/* split: keep the head in place, add the tail as a new mapping */
@@ -272,13 +333,21 @@ void pm_maps_add_file(struct pm_maps *m, pid_t pid, uint64_t start, uint64_t len
 	}
 	p = get_proc(m, pid, true);
 	/* the same mapping again (maps snapshot racing the records): nothing to do */
-	for (i = 0; i < p->n; i++) {
+	i = first_ending_after(p, start);
+	if (i < p->n) {
 		struct pm_map *o = p->v[i];
 		if (o->start == start && o->end == start + len && o->pgoff == pgoff &&
 		    strcmp(o->path, path) == 0)
 			return;
 	}
-	carve(m, p, start, start + len);
+	if (m->nall >= m->max_maps || p->n >= PM_MAPS_MAX_PER_PROC) {
+		/* not kept, but what it covers is gone: no frame is named from a stale binary */
+		carve(m, p, start, start + len, false);
+		m->dropped++;
+		m->last_map = NULL;
+		return;
+	}
+	carve(m, p, start, start + len, true);
 	n = xcalloc(1, sizeof(*n));
 	n->id = (uint32_t)m->nall;
 	n->pid = pid;
@@ -297,8 +366,8 @@ void pm_maps_add_file(struct pm_maps *m, pid_t pid, uint64_t start, uint64_t len
 	PM_GROW(m->all, m->capall, m->nall + 1);
 	m->all[m->nall++] = n;
 	PM_GROW(p->v, p->cap, p->n + 1);
-	for (i = p->n; i > 0 && p->v[i - 1]->start > start; i--)
-		p->v[i] = p->v[i - 1];
+	i = first_ending_after(p, start); /* carved: the first that starts after it */
+	memmove(p->v + i + 1, p->v + i, (p->n - i) * sizeof(*p->v));
 	p->v[i] = n;
 	p->n++;
 	m->last_map = NULL;
@@ -374,18 +443,15 @@ int pm_maps_load_proc(struct pm_maps *m, pid_t pid)
 
 bool pm_maps_known(const struct pm_maps *m, pid_t pid)
 {
-	size_t i;
+	const struct proc *p = find_proc(m, pid);
 
-	for (i = 0; i < m->nprocs; i++)
-		if (m->procs[i].pid == pid)
-			return m->procs[i].n > 0;
-	return false;
+	return p && p->n > 0;
 }
 
 const struct pm_map *pm_maps_find(struct pm_maps *m, pid_t pid, uint64_t addr)
 {
 	struct proc *p;
-	size_t lo, hi;
+	size_t lo;
 
 	if (m->last_map && m->last_map->pid == pid && addr >= m->last_map->start &&
 	    addr < m->last_map->end && m->last_proc && m->last_proc->pid == pid)
@@ -393,15 +459,7 @@ const struct pm_map *pm_maps_find(struct pm_maps *m, pid_t pid, uint64_t addr)
 	p = get_proc(m, pid, false);
 	if (!p)
 		return NULL;
-	lo = 0;
-	hi = p->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->v[mid]->end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = first_ending_after(p, addr);
 	if (lo < p->n && p->v[lo]->start <= addr) {
 		m->last_map = p->v[lo];
 		return p->v[lo];

@@ -34,6 +34,21 @@ struct pm_map {
 struct pm_maps *pm_maps_new(void);
 void pm_maps_free(struct pm_maps *m);
 
+/*
+ * At most this many mappings are kept (every one ever added, retired ones
+ * too: a target that maps and unmaps code for hours must not grow the
+ * profiler without bound), and at most PM_MAPS_MAX_PER_PROC current ones
+ * in one process (4 times the kernel's default vm.max_map_count, for all
+ * of a process's mappings; adding one costs up to a move of that many
+ * pointers); later ones are dropped and counted, and their addresses
+ * resolve to no mapping.  pm_maps_set_limit() changes the first.
+ */
+#define PM_MAPS_MAX_DEFAULT (1u << 20)
+#define PM_MAPS_MAX_PER_PROC (1u << 18)
+void pm_maps_set_limit(struct pm_maps *m, size_t max_maps);
+/* Mappings dropped at the limit so far. */
+size_t pm_maps_dropped(const struct pm_maps *m);
+
 /* An executable mapping appeared (MMAP2 record or maps line). */
 void pm_maps_add(struct pm_maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		 const char *path);

@@ -87,6 +87,7 @@
 struct unw_slot {
 	pid_t pid;
 	struct pm_unw *u;
+	uint64_t bad_gen; /* s->bad_gen when its caches were last flushed */
 };
 
 /* uint64 -> int32 open-addressing table; key 0 is not stored */
@@ -158,6 +159,17 @@ struct session {
 	struct pm_stacks *stacks;
 	struct unw_slot *unws;
 	size_t nunws, capunws;
+	/*
+	 * Indexes (pm_hidx) hashed with a secret seed, so that a capture or a
+	 * target cannot aim its pids and paths at one chain: unwinders by pid,
+	 * bins by path, and (replay) the paths of mappings whose binary the
+	 * capture has not announced yet: pend[] holds the last such mapping of
+	 * each path, pend_next[] (by mapping id) the one before it.
+	 */
+	uint64_t seed;
+	struct pm_hidx unw_idx, bin_idx, pend_idx;
+	uint32_t *pend, *pend_next;
+	size_t npend, cappend, cappend_next;
 	int ip_idx, sp_idx, bp_idx;
 	uint64_t pcs[MAX_FRAMES];
 	uint32_t ids[MAX_FRAMES + PERF_MAX_STACK_DEPTH + 8 + 1];
@@ -181,8 +193,11 @@ struct session {
 	pid_t lookup_pid;               /* the pid of the walk in progress */
 	struct bin_info *bins;          /* binaries announced (live) / expected (replay) */
 	size_t nbins, capbins;
-	const struct pm_sym **bad;      /* replay: binaries whose frames are not trusted */
-	size_t nbad, capbad;
+	struct idtab bad;               /* replay: binaries whose frames are not trusted (by address) */
+	size_t nbad;
+	uint64_t bad_gen;               /* bumped by each distrust(): unwinders' caches are stale */
+	size_t nwarned, unwarned;       /* replay: binaries warned about, and past the cap */
+	bool warned_maps;               /* the limit on mappings was reached */
 };
 
 /* A binary in the capture: its path and build ID, and what the replay found. */
@@ -330,13 +345,12 @@ static int check_output(const char *path)
  */
 static const struct pm_sym *map_sym(const struct session *s, const struct pm_map *m)
 {
-	size_t i;
+	int32_t v;
 
 	if (!m || !m->sym)
 		return NULL;
-	for (i = 0; i < s->nbad; i++)
-		if (s->bad[i] == m->sym)
-			return NULL;
+	if (s->nbad && idtab_get(&s->bad, (uint64_t)(uintptr_t)m->sym, &v))
+		return NULL;
 	return m->sym;
 }
 
@@ -349,26 +363,59 @@ static int session_lookup(void *arg, uint64_t pc, struct pm_unw_func *out)
 	return pm_maps_unwind_lookup(s->maps, pc, out);
 }
 
+static uint64_t session_seed(struct session *s)
+{
+	if (!s->seed)
+		s->seed = pm_hash_seed() | 1;
+	return s->seed;
+}
+
+static uint64_t pid_hash(struct session *s, pid_t pid)
+{
+	return pm_hash_u64((uint64_t)(uint32_t)pid ^ session_seed(s));
+}
+
+static uint64_t path_hash(struct session *s, const char *path)
+{
+	return pm_hash(path, strlen(path), session_seed(s));
+}
+
+static struct unw_slot *find_unwinder(struct session *s, pid_t pid)
+{
+	size_t pos = SIZE_MAX;
+	long i;
+
+	while ((i = pm_hidx_next(&s->unw_idx, pid_hash(s, pid), &pos)) >= 0)
+		if (s->unws[i].pid == pid)
+			return &s->unws[i];
+	return NULL;
+}
+
 static struct pm_unw *unwinder(struct session *s, pid_t pid)
 {
-	size_t i;
+	struct unw_slot *w = find_unwinder(s, pid);
 
-	for (i = 0; i < s->nunws; i++)
-		if (s->unws[i].pid == pid)
-			return s->unws[i].u;
-	PM_GROW(s->unws, s->capunws, s->nunws + 1);
-	s->unws[s->nunws].pid = pid;
-	s->unws[s->nunws].u = pm_unw_new(session_lookup, s);
-	return s->unws[s->nunws++].u;
+	if (!w) {
+		PM_GROW(s->unws, s->capunws, s->nunws + 1);
+		pm_hidx_add(&s->unw_idx, pid_hash(s, pid), (uint32_t)s->nunws);
+		w = &s->unws[s->nunws++];
+		w->pid = pid;
+		w->u = pm_unw_new(session_lookup, s);
+		w->bad_gen = s->bad_gen;
+	}
+	if (w->bad_gen != s->bad_gen) { /* a binary was distrusted since: drop what it named */
+		pm_unw_flush(w->u);
+		w->bad_gen = s->bad_gen;
+	}
+	return w->u;
 }
 
 static void flush_unwinder(struct session *s, pid_t pid)
 {
-	size_t i;
+	struct unw_slot *w = find_unwinder(s, pid);
 
-	for (i = 0; i < s->nunws; i++)
-		if (s->unws[i].pid == pid)
-			pm_unw_flush(s->unws[i].u);
+	if (w)
+		pm_unw_flush(w->u);
 }
 
 /*
@@ -455,6 +502,20 @@ static char *rescue_path(const char *output)
 	return NULL;
 }
 
+/* A limit from the environment (a positive integer), else @def. */
+static size_t env_limit(const char *name, size_t def)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	return errno || *end || n == 0 || n > SIZE_MAX / 64 ? def : (size_t)n;
+}
+
 /* One warning per limit, the first time it is reached. */
 static void check_limits(struct session *s, unsigned status)
 {
@@ -475,23 +536,15 @@ static void check_limits(struct session *s, unsigned status)
 			"counted under [limit]",
 			pm_stacks_count(s->stacks) - 1);
 	}
+	if (pm_maps_dropped(s->maps) && !s->warned_maps) {
+		s->warned_maps = true;
+		pm_warn("reached the limit on mappings of code (%zu in all, %u at once in a "
+			"process); frames in code mapped after it are left unnamed",
+			env_limit("PMUPROF_MAX_MAPS", PM_MAPS_MAX_DEFAULT), PM_MAPS_MAX_PER_PROC);
+	}
 }
 
-/* A limit from the environment (a positive integer), else @def. */
-static size_t env_limit(const char *name, size_t def)
-{
-	const char *v = getenv(name);
-	char *end;
-	unsigned long long n;
-
-	if (!v || !*v)
-		return def;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	return errno || *end || n == 0 || n > SIZE_MAX / 64 ? def : (size_t)n;
-}
-
-/* The "[limit]" frame, and the limits on distinct frames and stacks. */
+/* The "[limit]" frame, and the limits on distinct frames and stacks, and on mappings. */
 static void setup_limits(struct session *s)
 {
 	struct pm_stack_frame lim = { LIMIT_MAP, false, 0, 0 };
@@ -499,6 +552,7 @@ static void setup_limits(struct session *s)
 	s->limit_frame = pm_stacks_frame(s->stacks, &lim);
 	pm_stacks_set_limits(s->stacks, env_limit("PMUPROF_MAX_FRAMES", MAX_DFRAMES_DEFAULT),
 			     env_limit("PMUPROF_MAX_STACKS", MAX_STACKS_DEFAULT), s->limit_frame);
+	pm_maps_set_limit(s->maps, env_limit("PMUPROF_MAX_MAPS", PM_MAPS_MAX_DEFAULT));
 }
 
 static void mlog_add(struct session *s, pid_t pid, uint64_t addr, const uint8_t *buf, size_t len)
@@ -796,9 +850,10 @@ static void cap_check(struct session *s, int rc)
 
 static struct bin_info *bin_find(struct session *s, const char *path)
 {
-	size_t i;
+	size_t pos = SIZE_MAX;
+	long i;
 
-	for (i = 0; i < s->nbins; i++)
+	while ((i = pm_hidx_next(&s->bin_idx, path_hash(s, path), &pos)) >= 0)
 		if (strcmp(s->bins[i].path, path) == 0)
 			return &s->bins[i];
 	return NULL;
@@ -809,6 +864,7 @@ static struct bin_info *bin_add(struct session *s, const char *path)
 	struct bin_info *b;
 
 	PM_GROW(s->bins, s->capbins, s->nbins + 1);
+	pm_hidx_add(&s->bin_idx, path_hash(s, path), (uint32_t)s->nbins);
 	b = &s->bins[s->nbins++];
 	memset(b, 0, sizeof(*b));
 	b->path = xstrdup(path);
@@ -817,15 +873,57 @@ static struct bin_info *bin_add(struct session *s, const char *path)
 
 static void distrust(struct session *s, const struct pm_sym *sym)
 {
-	size_t i;
+	int32_t v;
 
-	for (i = 0; i < s->nbad; i++)
-		if (s->bad[i] == sym)
-			return;
-	PM_GROW(s->bad, s->capbad, s->nbad + 1);
-	s->bad[s->nbad++] = sym;
-	for (i = 0; i < s->nunws; i++)
-		pm_unw_flush(s->unws[i].u);
+	if (idtab_get(&s->bad, (uint64_t)(uintptr_t)sym, &v))
+		return;
+	idtab_put(&s->bad, (uint64_t)(uintptr_t)sym, 1);
+	s->nbad++;
+	s->bad_gen++; /* each unwinder flushes before its next walk (unwinder()) */
+}
+
+/* Replay: the pend[] slot of @path's mappings, or -1. */
+static long pend_find(struct session *s, const char *path)
+{
+	size_t pos = SIZE_MAX;
+	long i;
+
+	while ((i = pm_hidx_next(&s->pend_idx, path_hash(s, path), &pos)) >= 0)
+		if (strcmp(pm_maps_at(s->maps, s->pend[i])->path, path) == 0)
+			return i;
+	return -1;
+}
+
+static void pend_add(struct session *s, const struct pm_map *m)
+{
+	long i = pend_find(s, m->path);
+
+	PM_GROW(s->pend_next, s->cappend_next, (size_t)m->id + 1);
+	if (i < 0) {
+		PM_GROW(s->pend, s->cappend, s->npend + 1);
+		pm_hidx_add(&s->pend_idx, path_hash(s, m->path), (uint32_t)s->npend);
+		i = (long)s->npend++;
+		s->pend_next[m->id] = UINT32_MAX;
+	} else {
+		s->pend_next[m->id] = s->pend[i];
+	}
+	s->pend[i] = m->id;
+}
+
+/* Replay: at most this many binaries get a warning line of their own. */
+#define MAX_BIN_WARNINGS 8
+
+static bool bin_warn(struct session *s, struct bin_info *b)
+{
+	if (b->warned)
+		return false;
+	b->warned = true;
+	if (s->nwarned < MAX_BIN_WARNINGS) {
+		s->nwarned++;
+		return true;
+	}
+	s->unwarned++;
+	return false;
 }
 
 /* Replay: does the binary opened for @m match what the capture recorded? */
@@ -834,28 +932,28 @@ static void verify_map(struct session *s, const struct pm_map *m)
 	struct bin_info *b = bin_find(s, m->path);
 	const char *got;
 
-	if (!b)
-		return; /* not announced (yet): checked when its record comes */
+	if (!b) { /* not announced (yet): checked when its record comes */
+		pend_add(s, m);
+		return;
+	}
 	if (b->flags & PM_DATA_BIN_UNOPENED) {
 		if (m->sym)
 			distrust(s, m->sym);
 		return;
 	}
 	if (!m->sym) {
-		if (!b->warned)
+		if (bin_warn(s, b))
 			pm_warn("cannot open '%s' (build ID %s) of the capture: its frames are "
 				"shown as module+offset",
 				m->path, b->build_id[0] ? b->build_id : "none");
-		b->warned = true;
 		return;
 	}
 	got = pm_sym_build_id(m->sym);
 	if (strcmp(got, b->build_id) != 0) {
-		if (!b->warned)
+		if (bin_warn(s, b))
 			pm_warn("'%s' has build ID %s, the capture recorded %s: not the binary that "
 				"ran; its frames are shown as module+offset",
 				m->path, got[0] ? got : "none", b->build_id[0] ? b->build_id : "none");
-		b->warned = true;
 		distrust(s, m->sym);
 	}
 }
@@ -1810,6 +1908,8 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 	bool *map_unresolved = xcalloc(nmaps ? nmaps : 1, sizeof(bool));
 	/* as many as a stack can hold: user + kernel frames, cut marker, creators, tag */
 	uint64_t *locs = xmalloc(PM_ARRAY_SIZE(s->ids) * sizeof(*locs));
+
+	check_limits(s, 0); /* one reached after the last sample (mappings) */
 	struct pm_frame fr[MAX_FRAMES_SYM];
 	struct pm_prof_line lines[MAX_FRAMES_SYM];
 	bool cpu = strcmp(s->spec[0].value_unit, "nanoseconds") == 0;
@@ -1994,7 +2094,12 @@ static void release_processing(struct session *s)
 	for (i = 0; i < s->nbins; i++)
 		free(s->bins[i].path);
 	free(s->bins);
-	free(s->bad);
+	idtab_free(&s->bad);
+	pm_hidx_free(&s->unw_idx);
+	pm_hidx_free(&s->bin_idx);
+	pm_hidx_free(&s->pend_idx);
+	free(s->pend);
+	free(s->pend_next);
 }
 
 /* One of pmuprof's own records of a capture. */
@@ -2003,7 +2108,9 @@ static int replay_own(struct session *s, const struct perf_event_header *h)
 	struct pm_data_map mp;
 	struct pm_data_binary bi;
 	struct pm_data_owner ow;
-	size_t first, i, n;
+	size_t first;
+	uint32_t id;
+	long i;
 
 	switch (h->type) {
 	case PM_DATA_REC_MAP:
@@ -2020,18 +2127,15 @@ static int replay_own(struct session *s, const struct perf_event_header *h)
 
 		if (pm_data_decode_binary(h, &bi))
 			return -EINVAL;
-		b = bin_find(s, bi.path);
-		if (!b) {
-			b = bin_add(s, bi.path);
-			snprintf(b->build_id, sizeof(b->build_id), "%s", bi.build_id);
-			b->flags = bi.flags;
-		}
-		n = pm_maps_count(s->maps);
-		for (i = 0; i < n; i++) {
-			const struct pm_map *m = pm_maps_at(s->maps, (uint32_t)i);
-			if (strcmp(m->path, bi.path) == 0)
-				verify_map(s, m);
-		}
+		if (bin_find(s, bi.path))
+			return 0; /* again: its mappings were checked the first time */
+		b = bin_add(s, bi.path);
+		snprintf(b->build_id, sizeof(b->build_id), "%s", bi.build_id);
+		b->flags = bi.flags;
+		/* the mappings of it that came before its record */
+		i = pend_find(s, bi.path);
+		for (id = i < 0 ? UINT32_MAX : s->pend[i]; id != UINT32_MAX; id = s->pend_next[id])
+			verify_map(s, pm_maps_at(s->maps, id));
 		return 0;
 	}
 	case PM_DATA_REC_OWNER:
@@ -2174,6 +2278,10 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 			set_err(res, PM_REC_ERR, "corrupt capture: no description of event %zu", i);
 			goto out;
 		}
+	if (s.unwarned)
+		pm_warn("%zu more binaries of the capture are missing or differ: their frames are "
+			"shown as module+offset too",
+			s.unwarned);
 	tr = pm_data_trailer(d);
 	if (pm_data_truncated(d) || !tr)
 		pm_warn("'%s' is truncated: processed the %" PRIu64 " samples it holds", path,

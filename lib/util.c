@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,6 +145,66 @@ uint64_t pm_hash(const void *data, size_t len, uint64_t seed)
 		h = pm_hash_u64(h ^ v ^ ((uint64_t)len << 56));
 	}
 	return pm_hash_u64(h);
+}
+
+uint64_t pm_hash_seed(void)
+{
+	uint64_t v;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	return pm_hash_u64(pm_now_ns() ^ (uint64_t)(uintptr_t)&v);
+}
+
+static void hidx_put(struct pm_hidx *h, uint64_t hv, uint32_t slot)
+{
+	size_t i = hv & (h->size - 1);
+
+	while (h->slot[i])
+		i = (i + 1) & (h->size - 1);
+	h->slot[i] = slot;
+	h->hash[i] = hv;
+	h->n++;
+}
+
+void pm_hidx_add(struct pm_hidx *h, uint64_t hv, uint32_t idx)
+{
+	if ((h->n + 1) * 2 > h->size) {
+		struct pm_hidx o = *h;
+
+		h->size = o.size ? o.size * 2 : 64;
+		h->slot = xcalloc(h->size, sizeof(*h->slot));
+		h->hash = xcalloc(h->size, sizeof(*h->hash));
+		h->n = 0;
+		for (size_t i = 0; i < o.size; i++)
+			if (o.slot[i])
+				hidx_put(h, o.hash[i], o.slot[i]);
+		free(o.slot);
+		free(o.hash);
+	}
+	hidx_put(h, hv, idx + 1);
+}
+
+long pm_hidx_next(const struct pm_hidx *h, uint64_t hv, size_t *pos)
+{
+	size_t i;
+
+	if (!h->size)
+		return -1;
+	i = *pos == SIZE_MAX ? hv & (h->size - 1) : (*pos + 1) & (h->size - 1);
+	for (; h->slot[i]; i = (i + 1) & (h->size - 1))
+		if (h->hash[i] == hv) {
+			*pos = i;
+			return (long)h->slot[i] - 1;
+		}
+	return -1;
+}
+
+void pm_hidx_free(struct pm_hidx *h)
+{
+	free(h->slot);
+	free(h->hash);
+	memset(h, 0, sizeof(*h));
 }
 
 uint64_t pm_now_ns(void)

@@ -64,6 +64,28 @@ static inline uint64_t pm_hash_u64(uint64_t x)
 	return x;
 }
 
+/*
+ * A secret hash seed, new for each call (getrandom, else the clock and an
+ * address): tables keyed by what a target or a capture chose hash with it,
+ * so that no input can be crafted to pile its keys into one probe chain.
+ */
+uint64_t pm_hash_seed(void);
+
+/*
+ * An index of the caller's array by 64-bit hash: open addressing over
+ * index + 1, linear probing, load at most 1/2.  Entries may share a hash
+ * (the caller compares keys); none is removed.  Zero-initialised = empty.
+ */
+struct pm_hidx {
+	uint32_t *slot;
+	uint64_t *hash;
+	size_t size, n;
+};
+void pm_hidx_add(struct pm_hidx *h, uint64_t hv, uint32_t idx);
+/* The candidates for @hv, one per call: *pos starts at SIZE_MAX; -1 at the end. */
+long pm_hidx_next(const struct pm_hidx *h, uint64_t hv, size_t *pos);
+void pm_hidx_free(struct pm_hidx *h);
+
 /* Little-endian loads from possibly unaligned bytes. */
 static inline uint16_t pm_le16(const uint8_t *p)
 {

@@ -193,6 +193,76 @@ static int t_shared_by_inode(void)
 	return PM_PASS;
 }
 
+/*
+ * Many mappings in one process, added in a scrambled order, and many
+ * processes: every lookup must agree with the plan, a mapping added twice
+ * stays one, and an overlapping one replaces what it covers.  Under
+ * alarm(): with a linear scan per add this took minutes (quadratic).
+ */
+static int t_many(void)
+{
+	enum { N = 100000, NP = 50000 };
+	struct pm_maps *m = pm_maps_new();
+	const struct pm_map *a;
+	size_t before;
+
+	alarm(60);
+	for (uint32_t i = 0; i < N; i++) {
+		uint64_t k = ((uint64_t)i * 35761) % N; /* a permutation of 0..N-1 */
+		pm_maps_add(m, 7, 0x10000000ULL + k * 0x2000, 0x1000, k, "//anon");
+	}
+	for (uint32_t i = 0; i < NP; i++)
+		pm_maps_add(m, 100 + (pid_t)i, 0x400000, 0x1000 + i, 0, "//anon");
+	CHECK_INT(pm_maps_count(m), N + NP);
+	for (uint64_t k = 0; k < N; k += 997) {
+		a = pm_maps_find(m, 7, 0x10000000ULL + k * 0x2000 + 0x800);
+		CHECK(a && a->pgoff == k);
+		CHECK(pm_maps_find(m, 7, 0x10000000ULL + k * 0x2000 + 0x1000) == NULL);
+	}
+	for (uint32_t i = 0; i < NP; i += 991) {
+		a = pm_maps_find(m, 100 + (pid_t)i, 0x400000 + 0x1000 + i - 1);
+		CHECK(a && a->pid == 100 + (pid_t)i && a->end == 0x400000 + 0x1000 + i);
+		CHECK(pm_maps_known(m, 100 + (pid_t)i));
+	}
+	CHECK(!pm_maps_known(m, 100 + NP));
+	/* the same mapping again: nothing new */
+	before = pm_maps_count(m);
+	pm_maps_add(m, 7, 0x10000000ULL + 5 * 0x2000, 0x1000, 5, "//anon");
+	CHECK_INT(pm_maps_count(m), before);
+	/* one over mappings 10..19 and the gaps between them replaces them */
+	pm_maps_add(m, 7, 0x10000000ULL + 10 * 0x2000, 10 * 0x2000, 0, "[vdso]");
+	for (uint64_t k = 10; k < 20; k++) {
+		a = pm_maps_find(m, 7, 0x10000000ULL + k * 0x2000 + 0x800);
+		CHECK(a && strcmp(a->path, "[vdso]") == 0);
+	}
+	a = pm_maps_find(m, 7, 0x10000000ULL + 20 * 0x2000 + 0x800);
+	CHECK(a && a->pgoff == 20);
+	a = pm_maps_find(m, 7, 0x10000000ULL + 9 * 0x2000 + 0x800);
+	CHECK(a && a->pgoff == 9);
+	alarm(0);
+	pm_maps_free(m);
+	return PM_PASS;
+}
+
+/* The limit on mappings: later ones are dropped, counted, and not found. */
+static int t_limit(void)
+{
+	struct pm_maps *m = pm_maps_new();
+
+	pm_maps_set_limit(m, 3);
+	for (int i = 0; i < 5; i++)
+		pm_maps_add(m, 1, 0x1000 * (uint64_t)(1 + 2 * i), 0x1000, 0, "//anon");
+	CHECK_INT(pm_maps_count(m), 3);
+	CHECK_INT(pm_maps_dropped(m), 2);
+	CHECK(pm_maps_find(m, 1, 0x5800) != NULL);
+	CHECK(pm_maps_find(m, 1, 0x7800) == NULL);
+	/* the same mapping again is not a new one, so not dropped */
+	pm_maps_add(m, 1, 0x1000, 0x1000, 0, "//anon");
+	CHECK_INT(pm_maps_dropped(m), 2);
+	pm_maps_free(m);
+	return PM_PASS;
+}
+
 static int t_stacks_tagged(void)
 {
 	struct pm_stacks *s = pm_stacks_new(2);
@@ -239,6 +309,8 @@ static const struct pm_test tests[] = {
 	{ "load_self", t_load_self },
 	{ "deleted_binary", t_deleted_binary },
 	{ "shared_by_inode", t_shared_by_inode },
+	{ "many", t_many },
+	{ "limit", t_limit },
 	{ "stacks_tagged", t_stacks_tagged },
 	{ NULL, NULL },
 };
