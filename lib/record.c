@@ -84,10 +84,19 @@
 #define MLOG_CHUNK 32768        /* ... in entries of at most this */
 #define MAX_RSEG 64             /* MEM records before one sample (>= MLOG_MAX / 64 KiB) */
 
+/*
+ * Unwinders, one per process (their caches are by pc), at most MAX_UNWS:
+ * each holds ~360 KiB of caches and buffers, and a recording of a build
+ * or a shell loop samples thousands of processes (3000 took 1.6 GB).  The
+ * least recently used one is taken over (flushed) past that.
+ */
+#define MAX_UNWS 64
+
 struct unw_slot {
 	pid_t pid;
 	struct pm_unw *u;
 	uint64_t bad_gen; /* s->bad_gen when its caches were last flushed */
+	uint64_t used;    /* s->unw_tick at its last use */
 };
 
 /* uint64 -> int32 open-addressing table; key 0 is not stored */
@@ -157,17 +166,18 @@ struct session {
 	uint64_t dups;
 	struct pm_maps *maps;
 	struct pm_stacks *stacks;
-	struct unw_slot *unws;
-	size_t nunws, capunws;
+	struct unw_slot unws[MAX_UNWS];
+	size_t nunws;
+	uint64_t unw_tick;
 	/*
 	 * Indexes (pm_hidx) hashed with a secret seed, so that a capture or a
-	 * target cannot aim its pids and paths at one chain: unwinders by pid,
-	 * bins by path, and (replay) the paths of mappings whose binary the
+	 * target cannot aim its paths at one chain: bins by path, and (replay)
+	 * the paths of mappings whose binary the
 	 * capture has not announced yet: pend[] holds the last such mapping of
 	 * each path, pend_next[] (by mapping id) the one before it.
 	 */
 	uint64_t seed;
-	struct pm_hidx unw_idx, bin_idx, pend_idx;
+	struct pm_hidx bin_idx, pend_idx;
 	uint32_t *pend, *pend_next;
 	size_t npend, cappend, cappend_next;
 	int ip_idx, sp_idx, bp_idx;
@@ -370,11 +380,6 @@ static uint64_t session_seed(struct session *s)
 	return s->seed;
 }
 
-static uint64_t pid_hash(struct session *s, pid_t pid)
-{
-	return pm_hash_u64((uint64_t)(uint32_t)pid ^ session_seed(s));
-}
-
 static uint64_t path_hash(struct session *s, const char *path)
 {
 	return pm_hash(path, strlen(path), session_seed(s));
@@ -382,10 +387,7 @@ static uint64_t path_hash(struct session *s, const char *path)
 
 static struct unw_slot *find_unwinder(struct session *s, pid_t pid)
 {
-	size_t pos = SIZE_MAX;
-	long i;
-
-	while ((i = pm_hidx_next(&s->unw_idx, pid_hash(s, pid), &pos)) >= 0)
+	for (size_t i = 0; i < s->nunws; i++)
 		if (s->unws[i].pid == pid)
 			return &s->unws[i];
 	return NULL;
@@ -395,14 +397,21 @@ static struct pm_unw *unwinder(struct session *s, pid_t pid)
 {
 	struct unw_slot *w = find_unwinder(s, pid);
 
-	if (!w) {
-		PM_GROW(s->unws, s->capunws, s->nunws + 1);
-		pm_hidx_add(&s->unw_idx, pid_hash(s, pid), (uint32_t)s->nunws);
+	if (!w && s->nunws < MAX_UNWS) {
 		w = &s->unws[s->nunws++];
-		w->pid = pid;
 		w->u = pm_unw_new(session_lookup, s);
+		w->pid = pid;
+		w->bad_gen = s->bad_gen;
+	} else if (!w) {
+		w = &s->unws[0];
+		for (size_t i = 1; i < s->nunws; i++)
+			if (s->unws[i].used < w->used)
+				w = &s->unws[i];
+		pm_unw_flush(w->u);
+		w->pid = pid;
 		w->bad_gen = s->bad_gen;
 	}
+	w->used = ++s->unw_tick;
 	if (w->bad_gen != s->bad_gen) { /* a binary was distrusted since: drop what it named */
 		pm_unw_flush(w->u);
 		w->bad_gen = s->bad_gen;
@@ -2088,14 +2097,12 @@ static void release_processing(struct session *s)
 	s->mlog = NULL;
 	for (i = 0; i < s->nunws; i++)
 		pm_unw_free(s->unws[i].u);
-	free(s->unws);
 	pm_stacks_free(s->stacks);
 	pm_maps_free(s->maps);
 	for (i = 0; i < s->nbins; i++)
 		free(s->bins[i].path);
 	free(s->bins);
 	idtab_free(&s->bad);
-	pm_hidx_free(&s->unw_idx);
 	pm_hidx_free(&s->bin_idx);
 	pm_hidx_free(&s->pend_idx);
 	free(s->pend);

@@ -35,3 +35,24 @@ else
 	rss=$(sed -n 's/^rss=\([0-9]*\)$/\1/p' "$T/time")
 	if [ -n "$rss" ] && [ "$rss" -lt 200000 ]; then pass memory; else fail memory "max RSS ${rss:-?} KiB"; fi
 fi
+
+# Processes at a high rate: a shell starting 1500 short ones.  Each sampled
+# process gets an unwinder (caches by pc, ~360 KiB); they are recycled past
+# 64, so memory stays flat (before: one per process, 1.6 GB for 3000).
+t0=$(now_ms)
+$tm "$PMUPROF" record -F 2000 -e cpu-clock -o "$out" -- \
+	sh -c 'i=0; while [ $i -lt 1500 ]; do /bin/true; i=$((i + 1)); done' >"$T/o" 2>"$T/e"
+rc=$?
+if [ $rc -eq 0 ]; then pass procs-status; else fail procs-status "exit $rc: $(head -2 "$T/e" | tr '\n' '|')"; fi
+if "$PMUPROF" report -i "$out" --folded >"$T/f" 2>"$T/f.err"; then
+	got=$(folded_total "$T/f")
+	if [ "$(sample_count "$T/e")" = "$got" ] && [ "$got" -ge 100 ]; then pass procs-complete; else fail procs-complete "summary '$(sample_count "$T/e")', profile $got"; fi
+else
+	fail procs-complete "unreadable: $(head -1 "$T/f.err")"
+fi
+if [ -z "$tm" ]; then
+	skip procs-memory "no /usr/bin/time"
+else
+	rss=$(sed -n 's/^rss=\([0-9]*\)$/\1/p' "$T/time")
+	if [ -n "$rss" ] && [ "$rss" -lt 200000 ]; then pass procs-memory; else fail procs-memory "max RSS ${rss:-?} KiB, $(($(now_ms) - t0)) ms"; fi
+fi
