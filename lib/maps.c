@@ -34,6 +34,7 @@ struct pm_maps {
 	uint64_t seed;
 	struct pm_hidx proc_idx, sym_idx;
 	size_t max_maps, dropped; /* pm_maps_set_limit() */
+	size_t nopened, unopened; /* binaries opened; not opened past PM_MAPS_MAX_BINARIES */
 	pid_t unwind_pid;
 	struct proc *last_proc;   /* lookup cache */
 	const struct pm_map *last_map;
@@ -56,6 +57,11 @@ void pm_maps_set_limit(struct pm_maps *m, size_t max_maps)
 size_t pm_maps_dropped(const struct pm_maps *m)
 {
 	return m->dropped;
+}
+
+size_t pm_maps_unopened(const struct pm_maps *m)
+{
+	return m->unopened;
 }
 
 void pm_maps_free(struct pm_maps *m)
@@ -246,12 +252,19 @@ static struct pm_sym *sym_get(struct pm_maps *m, pid_t pid, uint64_t start, uint
 	s = sym_cached(m, key, &found);
 	if (found)
 		return s;
+	if (m->nopened >= PM_MAPS_MAX_BINARIES) {
+		if (is_file(path))
+			m->unopened++;
+		sym_remember(m, key, NULL);
+		return NULL;
+	}
 	s = is_file(path)		  ? sym_open_for(pid, start, end, path, f)
 	    : !strcmp(path, "[vdso]") ? vdso_sym()
 				  : NULL;
 	/* a failure by identity may be passing (the mapping went away): retry next time */
 	if (s || !by_inode)
 		sym_remember(m, key, s);
+	m->nopened += s != NULL;
 	return s;
 }
 

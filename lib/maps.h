@@ -48,6 +48,13 @@ void pm_maps_free(struct pm_maps *m);
 void pm_maps_set_limit(struct pm_maps *m, size_t max_maps);
 /* Mappings dropped at the limit so far. */
 size_t pm_maps_dropped(const struct pm_maps *m);
+/*
+ * At most this many binaries are opened (each costs ~150 KiB and a parse;
+ * a real process maps a few hundred); the mappings of later ones are kept
+ * with no pm_sym, and counted here.
+ */
+#define PM_MAPS_MAX_BINARIES 1024
+size_t pm_maps_unopened(const struct pm_maps *m);
 
 /* An executable mapping appeared (MMAP2 record or maps line). */
 void pm_maps_add(struct pm_maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,

@@ -207,7 +207,7 @@ struct session {
 	size_t nbad;
 	uint64_t bad_gen;               /* bumped by each distrust(): unwinders' caches are stale */
 	size_t nwarned, unwarned;       /* replay: binaries warned about, and past the cap */
-	bool warned_maps;               /* the limit on mappings was reached */
+	bool warned_maps, warned_bins;  /* the limits on mappings and binaries were reached */
 };
 
 /* A binary in the capture: its path and build ID, and what the replay found. */
@@ -550,6 +550,12 @@ static void check_limits(struct session *s, unsigned status)
 		pm_warn("reached the limit on mappings of code (%zu in all, %u at once in a "
 			"process); frames in code mapped after it are left unnamed",
 			env_limit("PMUPROF_MAX_MAPS", PM_MAPS_MAX_DEFAULT), PM_MAPS_MAX_PER_PROC);
+	}
+	if (pm_maps_unopened(s->maps) && !s->warned_bins) {
+		s->warned_bins = true;
+		pm_warn("reached the limit of %u binaries opened; frames in the binaries mapped "
+			"after it are shown as module+offset",
+			PM_MAPS_MAX_BINARIES);
 	}
 }
 

@@ -263,6 +263,36 @@ static int t_limit(void)
 	return PM_PASS;
 }
 
+/*
+ * The limit on binaries opened: the same small binary under 1030 distinct
+ * paths (/usr/bin/./true, /usr/bin/././true, ...) is opened 1024 times;
+ * the last 6 mappings are kept but have no binary, and are counted.
+ */
+static int t_binaries_limit(void)
+{
+	struct pm_maps *m = pm_maps_new();
+	char path[4096];
+	const struct pm_map *a;
+	size_t len;
+
+	if (access("/usr/bin/true", R_OK) != 0)
+		SKIP("no /usr/bin/true");
+	snprintf(path, sizeof(path), "/usr/bin/true");
+	for (int i = 0; i < PM_MAPS_MAX_BINARIES + 6; i++) {
+		pm_maps_add(m, 1, 0x100000000ULL + (uint64_t)i * 0x10000, 0x1000, 0, path);
+		a = pm_maps_find(m, 1, 0x100000000ULL + (uint64_t)i * 0x10000);
+		CHECK(a != NULL);
+		CHECK(i < PM_MAPS_MAX_BINARIES ? a->sym != NULL : a->sym == NULL);
+		/* the next path: one more "./" before the name */
+		len = strlen(path);
+		memmove(path + 11, path + 9, len - 9 + 1);
+		memcpy(path + 9, "./", 2);
+	}
+	CHECK_INT(pm_maps_unopened(m), 6);
+	pm_maps_free(m);
+	return PM_PASS;
+}
+
 static int t_stacks_tagged(void)
 {
 	struct pm_stacks *s = pm_stacks_new(2);
@@ -311,6 +341,7 @@ static const struct pm_test tests[] = {
 	{ "shared_by_inode", t_shared_by_inode },
 	{ "many", t_many },
 	{ "limit", t_limit },
+	{ "binaries_limit", t_binaries_limit },
 	{ "stacks_tagged", t_stacks_tagged },
 	{ NULL, NULL },
 };
