@@ -508,11 +508,13 @@ static int gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen, 
 struct idmap {
 	uint64_t *key, *val;
 	size_t cap;
+	uint64_t seed; /* the ids are the file's: a secret seed, so none can be aimed at a chain */
 };
 
 static void idmap_init(struct idmap *m, size_t n)
 {
 	m->cap = 16;
+	m->seed = pm_hash_seed();
 	while (m->cap < n * 2 + 2)
 		m->cap *= 2;
 	m->key = xcalloc(m->cap, sizeof(*m->key));
@@ -530,7 +532,7 @@ static bool idmap_put(struct idmap *m, uint64_t key, uint64_t val)
 {
 	size_t mask = m->cap - 1, i;
 
-	for (i = pm_hash_u64(key) & mask; m->key[i]; i = (i + 1) & mask)
+	for (i = pm_hash_u64(key ^ m->seed) & mask; m->key[i]; i = (i + 1) & mask)
 		if (m->key[i] == key)
 			return false;
 	m->key[i] = key;
@@ -545,7 +547,7 @@ static uint64_t idmap_get(const struct idmap *m, uint64_t key)
 
 	if (!key)
 		return 0;
-	for (i = pm_hash_u64(key) & mask; m->key[i]; i = (i + 1) & mask)
+	for (i = pm_hash_u64(key ^ m->seed) & mask; m->key[i]; i = (i + 1) & mask)
 		if (m->key[i] == key)
 			return m->val[i];
 	return 0;

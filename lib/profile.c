@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SEED 0x7077756d70726f66ULL /* "pmuprof" */
 
 /* ---- arena ---- */
 
@@ -213,12 +212,14 @@ struct pm_profile {
 
 	struct svec maps, funcs, locs, samples;
 	struct htab maptab, functab, loctab, samptab;
+	uint64_t seed; /* of every table's hash: pm_hash_seed(), so no input aims at a chain */
 };
 
 struct pm_profile *pm_prof_new(void)
 {
 	struct pm_profile *p = xcalloc(1, sizeof(*p));
 
+	p->seed = pm_hash_seed();
 	p->maps.esz = sizeof(struct pm_prof_mapping);
 	p->funcs.esz = sizeof(struct pm_prof_func);
 	p->locs.esz = sizeof(struct pm_prof_loc);
@@ -263,7 +264,7 @@ static const char *intern(struct pm_profile *p, const char *s)
 	if (!s)
 		return NULL;
 	len = strlen(s);
-	h = pm_hash(s, len, SEED);
+	h = pm_hash(s, len, p->seed);
 	found = ht_find(p, &p->strtab, h, str_eq, s);
 	if (found)
 		return p->strs[found - 1];
@@ -326,12 +327,12 @@ struct map_key {
 	const char *file, *build_id;
 };
 
-static uint64_t map_hash(const struct map_key *k)
+static uint64_t map_hash(const struct pm_profile *p, const struct map_key *k)
 {
 	uint64_t w[5] = { k->start, k->limit, k->offset, (uint64_t)(uintptr_t)k->file,
 			  (uint64_t)(uintptr_t)k->build_id };
 
-	return pm_hash(w, sizeof(w), SEED);
+	return pm_hash(w, sizeof(w), p->seed);
 }
 
 static bool map_eq(const struct pm_profile *p, size_t idx, const void *key)
@@ -347,7 +348,7 @@ uint64_t pm_prof_mapping(struct pm_profile *p, uint64_t start, uint64_t limit, u
 			 const char *file, const char *build_id)
 {
 	struct map_key k = { start, limit, offset, intern0(p, file), intern0(p, build_id) };
-	uint64_t h = map_hash(&k);
+	uint64_t h = map_hash(p, &k);
 	size_t found = ht_find(p, &p->maptab, h, map_eq, &k);
 	struct pm_prof_mapping *m;
 
@@ -380,12 +381,12 @@ void pm_prof_mapping_flags(struct pm_profile *p, uint64_t id, bool functions, bo
 
 /* ---- functions ---- */
 
-static uint64_t func_hash(const struct pm_prof_func *k)
+static uint64_t func_hash(const struct pm_profile *p, const struct pm_prof_func *k)
 {
 	uint64_t w[4] = { (uint64_t)(uintptr_t)k->name, (uint64_t)(uintptr_t)k->system_name,
 			  (uint64_t)(uintptr_t)k->file, (uint64_t)k->start_line };
 
-	return pm_hash(w, sizeof(w), SEED);
+	return pm_hash(w, sizeof(w), p->seed);
 }
 
 static bool func_eq(const struct pm_profile *p, size_t idx, const void *key)
@@ -402,7 +403,7 @@ uint64_t pm_prof_func(struct pm_profile *p, const char *name, const char *system
 {
 	struct pm_prof_func k = { 0, intern0(p, name), intern0(p, system_name), intern0(p, file),
 				  start_line };
-	uint64_t h = func_hash(&k);
+	uint64_t h = func_hash(p, &k);
 	size_t found = ht_find(p, &p->functab, h, func_eq, &k);
 	struct pm_prof_func *f;
 
@@ -417,10 +418,10 @@ uint64_t pm_prof_func(struct pm_profile *p, const char *name, const char *system
 
 /* ---- locations ---- */
 
-static uint64_t loc_hash(const struct pm_prof_loc *k)
+static uint64_t loc_hash(const struct pm_profile *p, const struct pm_prof_loc *k)
 {
 	uint64_t w[2] = { k->mapping_id, k->address };
-	uint64_t h = pm_hash(w, sizeof(w), SEED);
+	uint64_t h = pm_hash(w, sizeof(w), p->seed);
 
 	if (!k->address)
 		h = pm_hash(k->lines, k->nlines * sizeof(*k->lines), h);
@@ -449,7 +450,7 @@ uint64_t pm_prof_loc(struct pm_profile *p, uint64_t mapping_id, uint64_t address
 		     const struct pm_prof_line *lines, size_t nlines)
 {
 	struct pm_prof_loc k = { 0, mapping_id, address, lines ? nlines : 0, lines };
-	uint64_t h = loc_hash(&k);
+	uint64_t h = loc_hash(p, &k);
 	size_t found = ht_find(p, &p->loctab, h, loc_eq, &k);
 	struct pm_prof_loc *l;
 
@@ -553,7 +554,7 @@ void pm_prof_add(struct pm_profile *p, const uint64_t *loc_ids, size_t nlocs,
 			qsort(lab, k.nlabels, sizeof(*lab), label_cmp);
 		k.labels = lab;
 	}
-	h = pm_hash(k.locs, k.nlocs * sizeof(*k.locs), SEED);
+	h = pm_hash(k.locs, k.nlocs * sizeof(*k.locs), p->seed);
 	for (size_t i = 0; i < k.nlabels; i++) {
 		uint64_t w[4] = { (uint64_t)(uintptr_t)lab[i].key, (uint64_t)(uintptr_t)lab[i].str,
 				  (uint64_t)lab[i].num, (uint64_t)(uintptr_t)lab[i].num_unit };

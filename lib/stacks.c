@@ -34,6 +34,7 @@ struct pm_stacks {
 	uint32_t over_frame;
 	bool in_over; /* adding the overflow stack itself */
 	uint64_t frames_over, stacks_over;
+	uint64_t seed; /* of both tables' hashes: pm_hash_seed() (the target picks the keys) */
 };
 
 struct pm_stacks *pm_stacks_new(size_t nvalues)
@@ -41,6 +42,7 @@ struct pm_stacks *pm_stacks_new(size_t nvalues)
 	struct pm_stacks *s = xcalloc(1, sizeof(*s));
 
 	s->nvalues = nvalues;
+	s->seed = pm_hash_seed();
 	s->ftab_size = 1024;
 	s->ftab = xcalloc(s->ftab_size, sizeof(*s->ftab));
 	s->stab_size = 1024;
@@ -61,9 +63,10 @@ void pm_stacks_free(struct pm_stacks *s)
 	free(s);
 }
 
-static uint64_t frame_hash(const struct pm_stack_frame *f)
+static uint64_t frame_hash(const struct pm_stacks *s, const struct pm_stack_frame *f)
 {
-	return pm_hash_u64(f->addr ^ ((uint64_t)f->map_id << 40) ^ ((uint64_t)f->is_return << 63));
+	return pm_hash_u64(f->addr ^ ((uint64_t)f->map_id << 40) ^ ((uint64_t)f->is_return << 63) ^
+			   s->seed);
 }
 
 static bool frame_eq(const struct pm_stack_frame *a, const struct pm_stack_frame *b)
@@ -77,7 +80,7 @@ static void frame_rehash(struct pm_stacks *s)
 	uint32_t *t = xcalloc(size, sizeof(*t));
 
 	for (i = 0; i < s->nframes; i++) {
-		size_t h = frame_hash(&s->frames[i]) & (size - 1);
+		size_t h = frame_hash(s, &s->frames[i]) & (size - 1);
 		while (t[h])
 			h = (h + 1) & (size - 1);
 		t[h] = (uint32_t)i + 1;
@@ -89,7 +92,7 @@ static void frame_rehash(struct pm_stacks *s)
 
 uint32_t pm_stacks_frame(struct pm_stacks *s, const struct pm_stack_frame *f)
 {
-	size_t h = frame_hash(f) & (s->ftab_size - 1);
+	size_t h = frame_hash(s, f) & (s->ftab_size - 1);
 
 	while (s->ftab[h]) {
 		uint32_t id = s->ftab[h] - 1;
@@ -144,7 +147,7 @@ void pm_stacks_add(struct pm_stacks *s, const uint32_t *frames, size_t n, const 
 void pm_stacks_add_tagged(struct pm_stacks *s, uint32_t pid, uint32_t tid, const uint32_t *frames,
 			  size_t n, const int64_t *values)
 {
-	uint64_t seed = 0x5eed ^ pm_hash_u64(((uint64_t)pid << 32) | tid);
+	uint64_t seed = s->seed ^ pm_hash_u64(((uint64_t)pid << 32) | tid);
 	uint64_t hash = pm_hash(frames, n * sizeof(*frames), seed);
 	size_t h = hash & (s->stab_size - 1), i, idx;
 

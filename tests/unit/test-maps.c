@@ -293,6 +293,32 @@ static int t_binaries_limit(void)
 	return PM_PASS;
 }
 
+/*
+ * Frames a target chose to pile into one probe chain: 400000 addresses
+ * that the plain pm_hash_u64 sends to multiples of 2^20.  The frame table
+ * hashes with a secret seed; with the plain hash this took about a minute.
+ */
+static int t_stacks_flood(void)
+{
+	enum { N = 400000 };
+	struct pm_stacks *s = pm_stacks_new(1);
+	struct pm_stack_frame f = { 0, false, 0, 0 };
+	uint32_t id;
+
+	alarm(20);
+	for (uint32_t j = 0; j < N; j++) {
+		f.addr = f.vaddr = pm_test_unhash((uint64_t)(j + 1) << 20);
+		CHECK_INT(pm_stacks_frame(s, &f), j);
+	}
+	f.addr = f.vaddr = pm_test_unhash((uint64_t)7 << 20);
+	id = pm_stacks_frame(s, &f);
+	alarm(0);
+	CHECK_INT(id, 6);
+	CHECK_INT(pm_stacks_nframes(s), N);
+	pm_stacks_free(s);
+	return PM_PASS;
+}
+
 static int t_stacks_tagged(void)
 {
 	struct pm_stacks *s = pm_stacks_new(2);
@@ -343,6 +369,7 @@ static const struct pm_test tests[] = {
 	{ "limit", t_limit },
 	{ "binaries_limit", t_binaries_limit },
 	{ "stacks_tagged", t_stacks_tagged },
+	{ "stacks_flood", t_stacks_flood },
 	{ NULL, NULL },
 };
 

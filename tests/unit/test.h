@@ -12,6 +12,7 @@
 #define PM_TEST_H
 
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,27 @@ struct pm_test {
 		fprintf(stderr, "\n");                                                 \
 		return PM_SKIP;                                                        \
 	} while (0)
+
+/*
+ * The inverse of pm_hash_u64 (util.h, a bijection): the key that hashes to
+ * @h, to build inputs that pile into one probe chain of an unseeded table.
+ */
+static inline uint64_t pm_test_unhash(uint64_t h)
+{
+	/* the inverses of its two odd multipliers mod 2^64, by Newton's iteration */
+	uint64_t c1 = 0xff51afd7ed558ccdULL, c2 = 0xc4ceb9fe1a85ec53ULL, i1 = c1, i2 = c2;
+
+	for (int k = 0; k < 6; k++) {
+		i1 *= 2 - c1 * i1;
+		i2 *= 2 - c2 * i2;
+	}
+	h ^= h >> 33;
+	h *= i2;
+	h ^= h >> 33;
+	h *= i1;
+	h ^= h >> 33;
+	return h;
+}
 
 /* Entries in directory @dir, "." and ".." aside; -1 when it cannot be read. */
 static inline int pm_test_count_entries(const char *dir)
