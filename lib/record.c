@@ -104,6 +104,7 @@ struct idtab {
 	uint64_t *keys;
 	int32_t *vals;
 	size_t size, n;
+	uint64_t seed; /* a capture picks the keys in a replay: pm_hash_seed() */
 };
 
 /* One attached process. */
@@ -231,6 +232,7 @@ static void idtab_grow(struct idtab *t)
 	size_t i;
 
 	t->size = o.size ? o.size * 2 : 1024;
+	t->seed = o.size ? o.seed : pm_hash_seed();
 	t->keys = xcalloc(t->size, sizeof(*t->keys));
 	t->vals = xcalloc(t->size, sizeof(*t->vals));
 	t->n = 0;
@@ -249,7 +251,7 @@ static void idtab_put(struct idtab *t, uint64_t key, int32_t val)
 		return;
 	if ((t->n + 1) * 2 > t->size)
 		idtab_grow(t);
-	h = pm_hash_u64(key) & (t->size - 1);
+	h = pm_hash_u64(key ^ t->seed) & (t->size - 1);
 	while (t->keys[h] && t->keys[h] != key)
 		h = (h + 1) & (t->size - 1);
 	if (!t->keys[h])
@@ -265,7 +267,7 @@ static bool idtab_get(const struct idtab *t, uint64_t key, int32_t *val)
 
 	if (!key || !t->size)
 		return false;
-	h = pm_hash_u64(key) & (t->size - 1);
+	h = pm_hash_u64(key ^ t->seed) & (t->size - 1);
 	while (t->keys[h]) {
 		if (t->keys[h] == key) {
 			*val = t->vals[h];
