@@ -363,6 +363,7 @@ struct pm_gor {
 	uint64_t st_reads, st_rhits;
 	struct gproc *procs;
 	size_t nprocs, capprocs;
+	struct pm_hidx proc_idx; /* procs by pid */
 	/* tid -> m */
 	uint64_t *tm_key, *tm_val;
 	size_t tm_size, tm_n;
@@ -450,6 +451,7 @@ void pm_gor_free(struct pm_gor *g)
 			g->st_reads, g->st_rhits);
 	free(g->rcache);
 	free(g->procs);
+	pm_hidx_free(&g->proc_idx);
 	free(g->tm_key);
 	free(g->tm_val);
 	free(g->cache);
@@ -475,11 +477,14 @@ void pm_gor_free(struct pm_gor *g)
 
 static struct gproc *proc_of(struct pm_gor *g, pid_t pid)
 {
-	size_t i;
+	uint64_t hv = mix(g->seed, (uint64_t)(uint32_t)pid);
+	size_t pos = SIZE_MAX;
+	long i;
 
-	for (i = 0; i < g->nprocs; i++)
+	while ((i = pm_hidx_next(&g->proc_idx, hv, &pos)) >= 0)
 		if (g->procs[i].pid == pid)
 			return &g->procs[i];
+	pm_hidx_add(&g->proc_idx, hv, (uint32_t)g->nprocs);
 	PM_GROW(g->procs, g->capprocs, g->nprocs + 1);
 	memset(&g->procs[g->nprocs], 0, sizeof(g->procs[0]));
 	g->procs[g->nprocs].pid = pid;
