@@ -1925,8 +1925,6 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 	bool *map_unresolved = xcalloc(nmaps ? nmaps : 1, sizeof(bool));
 	/* as many as a stack can hold: user + kernel frames, cut marker, creators, tag */
 	uint64_t *locs = xmalloc(PM_ARRAY_SIZE(s->ids) * sizeof(*locs));
-
-	check_limits(s, 0); /* one reached after the last sample (mappings) */
 	struct pm_frame fr[MAX_FRAMES_SYM];
 	struct pm_prof_line lines[MAX_FRAMES_SYM];
 	bool cpu = strcmp(s->spec[0].value_unit, "nanoseconds") == 0;
@@ -1934,6 +1932,7 @@ static struct pm_profile *build_profile(struct session *s, uint64_t t0_wall, uin
 	char *c;
 	size_t e;
 
+	check_limits(s, 0); /* one reached after the last sample (mappings) */
 	/* one value per event: named as Go names it alone, after the event with others */
 	pm_prof_add_sample_type(p, "samples", "count");
 	for (e = 0; e < s->nuser; e++)
