@@ -867,10 +867,11 @@ static void cap_check(struct session *s, int rc)
 
 static struct bin_info *bin_find(struct session *s, const char *path)
 {
+	uint64_t hv = path_hash(s, path);
 	size_t pos = SIZE_MAX;
 	long i;
 
-	while ((i = pm_hidx_next(&s->bin_idx, path_hash(s, path), &pos)) >= 0)
+	while ((i = pm_hidx_next(&s->bin_idx, hv, &pos)) >= 0)
 		if (strcmp(s->bins[i].path, path) == 0)
 			return &s->bins[i];
 	return NULL;
@@ -902,10 +903,11 @@ static void distrust(struct session *s, const struct pm_sym *sym)
 /* Replay: the pend[] slot of @path's mappings, or -1. */
 static long pend_find(struct session *s, const char *path)
 {
+	uint64_t hv = path_hash(s, path);
 	size_t pos = SIZE_MAX;
 	long i;
 
-	while ((i = pm_hidx_next(&s->pend_idx, path_hash(s, path), &pos)) >= 0)
+	while ((i = pm_hidx_next(&s->pend_idx, hv, &pos)) >= 0)
 		if (strcmp(pm_maps_at(s->maps, s->pend[i])->path, path) == 0)
 			return i;
 	return -1;
