@@ -102,13 +102,20 @@ static inline int pm_test_count_entries(const char *dir)
 /*
  * @dir (a mkdtemp() template, such as "/tmp/pmuprof-test-x.XXXXXX", made
  * on first use) "/" @name, in a static buffer; NULL when it cannot be made.
+ * Whether it was made is remembered, not read from the name: mkdtemp() may
+ * end the name with an 'X' (1 in 62), and a second mkdtemp() of it fails.
  */
 static inline const char *pm_test_tmp_path(char *dir, size_t dirsize, const char *name)
 {
 	static char buf[256];
+	static const char *made;
 
-	if (dir[dirsize - 2] == 'X' && !mkdtemp(dir))
-		return NULL;
+	(void)dirsize;
+	if (made != dir) {
+		if (!mkdtemp(dir))
+			return NULL;
+		made = dir;
+	}
 	snprintf(buf, sizeof(buf), "%s/%s", dir, name);
 	return buf;
 }
