@@ -58,6 +58,7 @@
 #include "datafile.h"
 #include "events.h"
 #include "goroutine.h"
+#include "memlog.h"
 #include "kallsyms.h"
 #include "maps.h"
 #include "outfile.h"
@@ -80,9 +81,6 @@
 #define MAX_DFRAMES_DEFAULT (1024u * 1024) /* distinct frames (PMUPROF_MAX_FRAMES) */
 #define MAX_PROBES 4 /* goroutine creation probes: two per binary, two binaries */
 #define PROBE_STACK 256 /* bytes of stack a creation probe copies */
-#define MLOG_MAX (1u << 20)     /* target bytes logged for one sample at most */
-#define MLOG_CHUNK 32768        /* ... in entries of at most this */
-#define MAX_RSEG 64             /* MEM records before one sample (>= MLOG_MAX / 64 KiB) */
 
 /*
  * Unwinders, one per process (their caches are by pc), at most MAX_UNWS:
@@ -139,11 +137,7 @@ struct session {
 	 * crosses the same stack switches and reads the same goroutines
 	 */
 	bool mlog_on;
-	uint8_t *mlog;
-	size_t mlog_len, mlog_cap;
-	/* replay: the MEM records of the next sample, copied to mlog: offsets */
-	size_t rseg[MAX_RSEG];
-	size_t rseg_len[MAX_RSEG], nrseg;
+	struct pm_mlog *mlog;
 	struct idtab ev_of;      /* several events: event id -> its index */
 	int fail_ev;             /* the event whose open failed */
 	struct pm_rec_layout layout;
@@ -572,77 +566,28 @@ static void setup_limits(struct session *s)
 	pm_maps_set_limit(s->maps, env_limit("PMUPROF_MAX_MAPS", PM_MAPS_MAX_DEFAULT));
 }
 
-static void mlog_add(struct session *s, pid_t pid, uint64_t addr, const uint8_t *buf, size_t len)
-{
-	while (len) {
-		size_t n = len < MLOG_CHUNK ? len : MLOG_CHUNK, sz = 16 + ((n + 7) & ~(size_t)7);
-		uint32_t hd[2] = { (uint32_t)pid, (uint32_t)n };
-		uint8_t *e;
-
-		if (s->mlog_len + sz > MLOG_MAX)
-			return; /* the replay will miss the rest, as a process gone would */
-		PM_GROW(s->mlog, s->mlog_cap, s->mlog_len + sz);
-		e = s->mlog + s->mlog_len;
-		memset(e, 0, sz);
-		memcpy(e, hd, 8);
-		memcpy(e + 8, &addr, 8);
-		memcpy(e + 16, buf, n);
-		s->mlog_len += sz;
-		addr += n;
-		buf += n;
-		len -= n;
-	}
-}
-
 /*
  * Every read of the target while processing a sample: live, from the
- * process (and logged with --raw); at replay, from the logged entries,
- * which came from the file (checked as such).
+ * process (and logged with --raw, failures too); at replay, from the
+ * logged entries (memlog.h).
  */
 static int mlog_read(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	uint8_t *out = buf;
-
 	if (!s->replay) {
 		struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
 		ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
 
-		if (got < 0 || (size_t)got != len)
+		if (got < 0 || (size_t)got != len) {
+			if (s->cap)
+				pm_mlog_log(s->mlog, pid, addr, NULL, len);
 			return -EFAULT;
-		if (s->cap)
-			mlog_add(s, pid, addr, buf, len);
+		}
+		/* what cannot be logged did not happen: the replay could not have it */
+		if (s->cap && !pm_mlog_log(s->mlog, pid, addr, buf, len))
+			return -EFAULT;
 		return 0;
 	}
-	while (len) {
-		size_t off, n = 0, k;
-
-		for (k = 0; k < s->nrseg && !n; k++) {
-			const uint8_t *seg = s->mlog + s->rseg[k];
-			size_t slen = s->rseg_len[k];
-
-			for (off = 0; off + 16 <= slen; ) {
-				const uint8_t *e = seg + off;
-				uint32_t elen = pm_le32(e + 4);
-				uint64_t ea = pm_le64(e + 8), sz = 16 + (((uint64_t)elen + 7) & ~7ULL);
-
-				if (sz > slen - off)
-					break;
-				if ((pid_t)pm_le32(e) == pid && addr >= ea && addr - ea < elen) {
-					n = elen - (size_t)(addr - ea) < len ? elen - (size_t)(addr - ea)
-									   : len;
-					memcpy(out, e + 16 + (addr - ea), n);
-					break;
-				}
-				off += (size_t)sz;
-			}
-		}
-		if (!n)
-			return -EFAULT;
-		out += n;
-		addr += n;
-		len -= n;
-	}
-	return 0;
+	return pm_mlog_read(s->mlog, pid, addr, buf, len);
 }
 
 static int unw_read(void *arg, uint64_t addr, void *buf, size_t len)
@@ -660,23 +605,11 @@ static int gor_read(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len)
 /* Live: the sample's MEM records, in records of at most 64 KiB, before the sample. */
 static void mlog_write(struct session *s)
 {
-	size_t off = 0;
+	const uint8_t *p;
+	size_t off = 0, len;
 
-	while (off < s->mlog_len) {
-		size_t end = off;
-
-		while (end < s->mlog_len) {
-			size_t sz = 16 + ((pm_le32(s->mlog + end + 4) + 7) & ~(size_t)7);
-
-			if (end + sz - off > 65528 - 8)
-				break;
-			end += sz;
-		}
-		if (end == off)
-			break; /* cannot happen: entries are at most MLOG_CHUNK */
-		cap_check(s, pm_data_write_mem(s->cap, s->mlog + off, end - off));
-		off = end;
-	}
+	while (pm_mlog_piece(s->mlog, &off, 65528 - 8, &p, &len))
+		cap_check(s, pm_data_write_mem(s->cap, p, len));
 }
 
 static void on_sample(struct session *s, const struct pm_rec_sample *smp)
@@ -1027,11 +960,11 @@ static void feed(struct session *s, const struct perf_event_header *h, const str
 		load_maps(s, (pid_t)r->sample.pid); /* before the sample, in the capture too */
 	first = pm_maps_count(s->maps);
 	s->keep = UINT64_MAX;
-	if (!s->replay)
-		s->mlog_len = 0;
+	if (!s->replay && s->mlog)
+		pm_mlog_reset(s->mlog);
 	on_record(s, r);
-	if (s->replay && r->type == PERF_RECORD_SAMPLE)
-		s->nrseg = s->mlog_len = 0; /* the MEM records before a sample are its own */
+	if (s->replay && s->mlog && r->type == PERF_RECORD_SAMPLE)
+		pm_mlog_reset(s->mlog); /* the MEM records before a sample are its own */
 	if (s->cap) {
 		if (r->type == PERF_RECORD_SAMPLE)
 			mlog_write(s);
@@ -2102,7 +2035,7 @@ static void release_processing(struct session *s)
 	idtab_free(&s->id_owner);
 	idtab_free(&s->chosen);
 	idtab_free(&s->ev_of);
-	free(s->mlog);
+	pm_mlog_free(s->mlog);
 	s->mlog = NULL;
 	for (i = 0; i < s->nunws; i++)
 		pm_unw_free(s->unws[i].u);
@@ -2161,14 +2094,11 @@ static int replay_own(struct session *s, const struct perf_event_header *h)
 		idtab_put(&s->chosen, ow.tid, (int32_t)ow.tid);
 		return 0;
 	case PM_DATA_REC_MEM:
-		if (h->size < 8 || h->size % 8 || s->nrseg == MAX_RSEG)
-			return -EINVAL;
 		/* copied: the reader's records last until its next one */
-		PM_GROW(s->mlog, s->mlog_cap, s->mlog_len + h->size - 8u);
-		memcpy(s->mlog + s->mlog_len, (const uint8_t *)h + 8, h->size - 8u);
-		s->rseg[s->nrseg] = s->mlog_len;
-		s->rseg_len[s->nrseg++] = h->size - 8u;
-		s->mlog_len += h->size - 8u;
+		if (!s->mlog)
+			s->mlog = pm_mlog_new();
+		if (h->size < 8 || pm_mlog_add_record(s->mlog, (const uint8_t *)h + 8, h->size - 8u))
+			return -EINVAL;
 		return 0;
 	case PM_DATA_REC_EVENT: {
 		struct pm_data_event ev;
@@ -2243,6 +2173,9 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 		struct pm_gor_opts go = { meta->creators > PM_GOR_MAX_ANCESTORS ? PM_GOR_MAX_ANCESTORS
 										 : meta->creators,
 					  gor_read, &s };
+
+		if (!s.mlog)
+			s.mlog = pm_mlog_new();
 		s.gor = pm_gor_new(&go);
 	}
 	for (i = 0; i < s.nev; i++) {
@@ -2394,6 +2327,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		/* --raw: every read of the target logged for the replay (mlog_read()) */
 		s.mlog_on = cfg->raw != NULL;
 		if (s.mlog_on) {
+			s.mlog = pm_mlog_new();
 			go.read = gor_read;
 			go.read_arg = &s;
 		}

@@ -6,6 +6,8 @@
 # 2. end-to-end tests (tests/e2e/t*.sh) against build/pmuprof, then the
 #    ASan+UBSan pmuprof (tests marked "# san: no" in their first lines skip it).
 #
+# After each e2e file, one line "time: [label] tNNN-name S s"; before the
+# summary, the slowest five.
 # Every test prints lines "PASS: name", "FAIL: name" or "SKIP: name (why)".
 # Usage: tests/run.sh [PATTERN]   (PATTERN selects e2e scripts and unit binaries)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,7 +15,8 @@ cd "$top" || exit 1
 export PMUPROF_FIXTURES=${PMUPROF_FIXTURES:-$top/tests/.work}
 pat=${1:-}
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+times=$(mktemp)
+trap 'rm -f "$log" "$times"' EXIT
 
 ./scripts/fixtures.sh || echo "FAIL: fixtures (scripts/fixtures.sh)" >>"$log"
 
@@ -50,10 +53,21 @@ for pm in build/pmuprof build/san/pmuprof; do
 			continue
 		fi
 		echo "== $label $t"
+		t0=$(date +%s%N)
 		PMUPROF="$top/$pm" run "$label" sh "$t"
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		# one line per file, so that a slow test is visible
+		printf 'time: [%s] %s %d.%d s\n' "$label" "$(basename "$t" .sh)" $((ms / 1000)) $((ms % 1000 / 100))
+		printf '%s %s %d\n' "$label" "$(basename "$t" .sh)" "$ms" >>"$times"
 	done
 done
 
+if [ -s "$times" ]; then
+	echo
+	echo "slowest e2e files:"
+	sort -k3 -rn "$times" | head -5 | awk '{ printf "  [%s] %s %.1f s\n", $1, $2, $3 / 1000 }'
+	awk '{ t += $3 } END { printf "e2e total: %.0f s\n", t / 1000 }' "$times"
+fi
 p=$(grep -c '^PASS: ' "$log")
 f=$(grep -c '^FAIL: ' "$log")
 s=$(grep -c '^SKIP: ' "$log")

@@ -52,16 +52,69 @@ part=$(grep -E '^runtime\.goexit;main\.main\.func1;main\.worker;main\._Cfunc_cbu
 if [ "$tot" -gt 0 ] && [ $((full * 100)) -ge $((tot * 50)) ] && [ $((part * 100)) -ge $((tot * 95)) ]; then pass cgo-continuous; else
 	fail cgo-continuous "$(sort -t' ' -k2 -rn "$T/cgo.folded" | head -2 | tr '\n' '|')"; fi
 
-# ---- inlining: the same logical stacks with and without -gcflags=-l
+# ---- inlining: the same logical stacks with and without -gcflags=-l.
+# Truth from perf record -e cpu-clock (no call graph: the leaf symbol only)
+# of the same binary in the same run: with -l, main.outer, main.mid and
+# main.mix are real functions, so each one's self share is perf's; without,
+# perf sees one function, main.outer, whose share the three logical frames
+# share.  Shape, on any machine: every sample in them is on the one chain.
 rec inline -- "$GOFIX/inline" -scale 0.5
 rec inline-l -- "$T/inline-l" -scale 0.5
-chain='runtime\.goexit;runtime\.main;main\.main;main\.outer;main\.mid;main\.mix [0-9]+$'
+perf_ok=0
+perf record -q -e cpu-clock -o "$T/probe.data" -- /bin/true >/dev/null 2>&1 && perf_ok=1
+# leaf counts "sym n" of a perf.data without call graph
+perf_leaves() {
+	perf script -i "$1" -F ip,sym 2>/dev/null | awk 'NF >= 2 { c[$2]++ } END { for (f in c) print f, c[f] }'
+}
+# leaf counts "sym n" of folded stacks
+folded_leaves() {
+	awk '{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line); k = split(line, fr, ";"); c[fr[k]] += n }
+		END { for (f in c) print f, c[f] }' "$1"
+}
+# agree NAME A NA B NB: counts A of NA and B of NB, the same share within
+# 3.5 standard deviations of two binomial samples, and at least 2 pp
+agree() {
+	awk -v n="$1" -v a="$2" -v na="$3" -v b="$4" -v nb="$5" 'BEGIN {
+		if (na <= 0 || nb <= 0) exit 1
+		pa = a / na; pb = b / nb; p = (a + b) / (na + nb)
+		tol = 3.5 * sqrt(p * (1 - p) * (1 / na + 1 / nb)); if (tol < 0.02) tol = 0.02
+		d = pa - pb; if (d < 0) d = -d
+		printf "# %s: pmuprof %.1f %%, perf %.1f %% (tolerance %.1f pp)\n", n, 100 * pa, 100 * pb, 100 * tol
+		exit !(d <= tol) }'
+}
+chain='runtime.goexit;runtime.main;main.main;main.outer'
 for b in inline inline-l; do
 	t=$(folded_total "$T/$b.folded")
-	h=$(grep -E "^$chain" "$T/$b.folded" | awk '{ t += $NF } END { print t + 0 }')
-	echo "# $b: $h of $t samples on runtime.main;main.main;main.outer;main.mid;main.mix"
-	# with -l the calls themselves cost time in outer and mid: a lower share there
-	if [ "$t" -gt 0 ] && [ $((h * 100)) -ge $((t * 25)) ]; then pass "$b-chain"; else fail "$b-chain" "$h of $t"; fi
+	# samples whose leaf is outer, mid or mix, and those of them not on the chain
+	set -- $(awk -v c="$chain" '{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line); k = split(line, fr, ";"); f = fr[k]
+		if (f == "main.outer" || f == "main.mid" || f == "main.mix") { in_ += n
+			want = c; if (f != "main.outer") want = want ";main.mid"; if (f == "main.mix") want = want ";main.mix"
+			if (line != want) bad += n }
+		if (f == "main.mix") mix += n }
+		END { print in_ + 0, bad + 0, mix + 0 }' "$T/$b.folded")
+	work=$1 bad=$2 mix=$3
+	echo "# $b: $work of $t samples in main.outer/mid/mix, $bad of them off the chain, $mix in main.mix"
+	if [ "$t" -gt 0 ] && [ "$bad" -eq 0 ] && [ "$mix" -gt 0 ]; then pass "$b-chain"; else fail "$b-chain" "$bad of $work off the chain, $mix in mix"; fi
+	if [ $perf_ok = 0 ]; then
+		skip "$b-vs-perf" "perf record does not work here"
+		continue
+	fi
+	bin=$GOFIX/inline
+	[ $b = inline-l ] && bin=$T/inline-l
+	perf record -q -e cpu-clock -F "${REC_HZ:-1000}" -o "$T/$b.perf" -- "$bin" -scale 0.5 >/dev/null 2>&1
+	perf_leaves "$T/$b.perf" >"$T/$b.perf.leaves"
+	folded_leaves "$T/$b.folded" >"$T/$b.leaves"
+	pt=$(awk '{ t += $2 } END { print t + 0 }' "$T/$b.perf.leaves")
+	of() { awk -v f="$1" '$1 == f { print $2; x = 1 } END { if (!x) print 0 }' "$2"; }
+	ok=1
+	if [ $b = inline ]; then
+		agree "$b main.outer+mid+mix" "$work" "$t" "$(of main.outer "$T/$b.perf.leaves")" "$pt" || ok=0
+	else
+		for f in main.outer main.mid main.mix; do
+			agree "$b $f" "$(of $f "$T/$b.leaves")" "$t" "$(of $f "$T/$b.perf.leaves")" "$pt" || ok=0
+		done
+	fi
+	if [ $ok = 1 ]; then pass "$b-vs-perf"; else fail "$b-vs-perf" "self shares differ from perf's on the same binary"; fi
 done
 # the inlined frames carry their own lines (MIX-BODY in mix, MID-CALL in mid)
 src=$top/tests/go/inline/main.go
