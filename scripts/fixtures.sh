@@ -10,9 +10,17 @@
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 work=${PMUPROF_FIXTURES:-$top/tests/.work}
-GO=${GO:-/usr/lib/go-1.19/bin/go}
+# The fixtures name their toolchain: Debian's Go 1.19, whatever `go` on PATH
+# is (Go 1.26 at /usr/local/go on the project's machines) and whatever the
+# environment or the user's go/env file says (GOROOT, GOFLAGS, GOTOOLCHAIN).
+GO=/usr/lib/go-1.19/bin/go
+if [ ! -x "$GO" ]; then
+	echo "fixtures: no Go 1.19 at $GO (Debian's golang-1.19-go: run scripts/deps.sh)" >&2
+	exit 1
+fi
+unset GOROOT GOBIN GOOS GOARCH GOAMD64 CGO_ENABLED CC
 mkdir -p "$work/go" "$work/npm" "$work/gocache"
-export GOCACHE="$work/gocache" GOFLAGS=-mod=mod GO111MODULE=off GOPATH="$work/gopath"
+export GOENV=off GOTOOLCHAIN=local GOCACHE="$work/gocache" GOFLAGS=-mod=mod GO111MODULE=off GOPATH="$work/gopath"
 
 for dir in "$top"/tests/go/*/; do
 	name=$(basename "$dir")

@@ -13,6 +13,9 @@
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 export PMUPROF_FIXTURES=${PMUPROF_FIXTURES:-$top/tests/.work}
+# Tests name the Go they run (/usr/lib/go-1.19/bin/go, Debian's): a GOROOT
+# left in the environment (for the Go on PATH) would give it another's library.
+unset GOROOT
 pat=${1:-}
 log=$(mktemp)
 times=$(mktemp)

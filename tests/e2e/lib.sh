@@ -14,7 +14,8 @@ PMUPROF=${PMUPROF:-$top/build/pmuprof}
 FIX=${PMUPROF_FIXTURES:-$top/tests/.work}
 GOFIX=$FIX/go
 NPM=$FIX/npm/node_modules
-GO=/usr/lib/go-1.19/bin/go
+GO=/usr/lib/go-1.19/bin/go # named: `go` on PATH is Go 1.26 on the project's machines
+unset GOROOT
 T=$(mktemp -d /tmp/pmuprof-e2e.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 NAME=$(basename "$0" .sh)
