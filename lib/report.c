@@ -607,10 +607,13 @@ static void fold_add(struct fold *fd, const char *s, size_t len, int64_t v)
 	fold_put_raw(fd, h, fd->n);
 }
 
+/* Heaviest first, as flame-graph users read them; equal weights by stack. */
 static int cmp_stack(const void *va, const void *vb)
 {
 	const struct stack *a = va, *b = vb;
 
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
 	return strcmp(a->s, b->s);
 }
 

@@ -98,20 +98,21 @@ static int test_folded(void)
 
 	out = render(pm_report_folded, p, &o, &rc);
 	CHECK_INT(rc, 0);
-	CHECK_STR(out, "runtime.main;0xdeadbeef 1\n"
-		       "runtime.main;main.main;main.work;main.inl 5\n"
-		       "runtime.main;main.main;main.work;main.inl;libc.so.6+0x29234 1\n"
-		       "runtime.main;main.main;weird:name?x 4\n");
+	/* heaviest first, equal values by stack */
+	CHECK_STR(out, "runtime.main;main.main;main.work;main.inl 5\n"
+		       "runtime.main;main.main;weird:name?x 4\n"
+		       "runtime.main;0xdeadbeef 1\n"
+		       "runtime.main;main.main;main.work;main.inl;libc.so.6+0x29234 1\n");
 	free(out);
 
 	o.value_index = 1;
 	out = render(pm_report_folded, p, &o, &rc);
 	CHECK_INT(rc, 0);
-	CHECK_STR(out, "runtime.main;0xdeadbeef 10\n"
-		       "runtime.main;main.main 5\n"
-		       "runtime.main;main.main;main.work;main.inl 50\n"
+	CHECK_STR(out, "runtime.main;main.main;main.work;main.inl 50\n"
+		       "runtime.main;main.main;weird:name?x 40\n"
+		       "runtime.main;0xdeadbeef 10\n"
 		       "runtime.main;main.main;main.work;main.inl;libc.so.6+0x29234 10\n"
-		       "runtime.main;main.main;weird:name?x 40\n");
+		       "runtime.main;main.main 5\n");
 	free(out);
 
 	o.value_index = 2;
@@ -125,11 +126,11 @@ static int test_folded(void)
 	o.value_index = -1;
 	out = render(pm_report_folded, p, &o, &rc);
 	CHECK_INT(rc, 0);
-	CHECK_STR(out, "runtime.main;0xdeadbeef 10\n"
-		       "runtime.main;main.main 5\n"
-		       "runtime.main;main.main;main.work;main.inl 50\n"
+	CHECK_STR(out, "runtime.main;main.main;main.work;main.inl 50\n"
+		       "runtime.main;main.main;weird:name?x 40\n"
+		       "runtime.main;0xdeadbeef 10\n"
 		       "runtime.main;main.main;main.work;main.inl;libc.so.6+0x29234 10\n"
-		       "runtime.main;main.main;weird:name?x 40\n");
+		       "runtime.main;main.main 5\n");
 	free(out);
 	pm_prof_free(p);
 

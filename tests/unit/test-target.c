@@ -77,6 +77,12 @@ static int t_threads(void)
 	CHECK_INT(ti.tid, tid);
 	__atomic_store_n(&thread_go, 1, __ATOMIC_SEQ_CST);
 	pthread_join(th, NULL);
+	/*
+	 * pthread_join() returns when the kernel clears the thread's tid, which
+	 * is before its /proc entry goes: wait for that, a bounded while
+	 */
+	for (i = 0; i < 2000 && pm_target_has_thread(getpid(), tid); i++)
+		usleep(1000);
 	CHECK(!pm_target_has_thread(getpid(), tid));
 	CHECK_INT(pm_target_threads(INT_MAX, &tids), -ENOENT);
 	CHECK(tids == NULL);
