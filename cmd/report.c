@@ -22,6 +22,8 @@ enum { OPT_NO_CREATORS = 320 }; /* goroutines */
 
 enum { OPT_EVENT = 330 }; /* events */
 
+enum { OPT_NO_KERNEL = 340 }; /* kernel frames */
+
 static const struct pm_opt report_opts[] = {
 	{ 'i', "input", "FILE", "pprof file or capture to read (default pmuprof.pb.gz)" },
 	{ OPT_FOLDED, "folded", NULL, "print folded stacks for flame graphs" },
@@ -31,6 +33,7 @@ static const struct pm_opt report_opts[] = {
 	{ OPT_EVENT, "event", "NAME", "show one event of a record -e a,b profile (its samples only)" },
 	{ OPT_PPROF, "pprof", "FILE", "capture input: also write its profile as pprof to FILE" },
 	{ OPT_NO_CREATORS, "no-creators", NULL, "leave out the creator frames of goroutines" },
+	{ OPT_NO_KERNEL, "no-kernel", NULL, "fold kernel frames into the user frame that entered the kernel" },
 	{ 'h', "help", NULL, "show this help" },
 	PM_OPT_END,
 };
@@ -49,6 +52,7 @@ struct repopts {
 	const char *event;
 	const char *pprof;
 	int no_creators;
+	int no_kernel;
 };
 
 static int report_opt(int key, const char *arg, void *ctx)
@@ -89,6 +93,9 @@ static int report_opt(int key, const char *arg, void *ctx)
 	case OPT_NO_CREATORS:
 		r->no_creators = 1;
 		break;
+	case OPT_NO_KERNEL:
+		r->no_kernel = 1;
+		break;
 	case OPT_PPROF:
 		r->pprof = arg;
 		break;
@@ -110,82 +117,40 @@ static int is_capture(const char *path)
 	return pm_data_is_capture(magic, n);
 }
 
-/*
- * --no-creators: a copy of @in without the creator frames (locations in
- * the "[creators]" mapping, goroutine.h); samples that become equal merge.
- */
-static struct pm_profile *strip_creators(const struct pm_profile *in)
+/* A location in a mapping named @arg exactly, or (a trailing '*') starting so. */
+static bool in_mapping(const struct pm_profile *in, const struct pm_prof_loc *l, void *arg)
 {
-	struct pm_profile *p = pm_prof_new();
-	size_t i, k, n = pm_prof_nlocs(in);
-	uint64_t *map = xcalloc(n + 1, sizeof(*map)), *locs = NULL;
-	size_t caplocs = 0;
-	const struct pm_prof_vtype *pt = pm_prof_period_type(in);
+	const struct pm_prof_mapping *m = pm_prof_mapping_by_id(in, l->mapping_id);
+	const char *name = arg;
+	size_t n = strlen(name);
 
-	for (i = 0; i < pm_prof_nsample_types(in); i++)
-		pm_prof_add_sample_type(p, pm_prof_sample_type(in, i)->type,
-					pm_prof_sample_type(in, i)->unit);
-	pm_prof_set_default_type(p, pm_prof_default_type(in));
-	if (pt)
-		pm_prof_set_period(p, pt->type, pt->unit, pm_prof_period(in));
-	pm_prof_set_time(p, pm_prof_time(in), pm_prof_duration(in));
-	for (i = 0; i < pm_prof_ncomments(in); i++)
-		pm_prof_add_comment(p, pm_prof_comment(in, i));
-	for (i = 0; i < n; i++) {
-		const struct pm_prof_loc *l = pm_prof_loc_at(in, i);
-		const struct pm_prof_mapping *m = pm_prof_mapping_by_id(in, l->mapping_id);
-		struct pm_prof_line *lines;
-		uint64_t mid = 0;
-
-		if (m && m->file && strcmp(m->file, "[creators]") == 0)
-			continue; /* map[i] stays 0: dropped */
-		if (m) {
-			mid = pm_prof_mapping(p, m->start, m->limit, m->offset, m->file ? m->file : "",
-					      m->build_id ? m->build_id : "");
-			pm_prof_mapping_flags(p, mid, m->has_functions, m->has_filenames,
-					      m->has_lines, m->has_inline);
-		}
-		lines = xcalloc(l->nlines + 1, sizeof(*lines));
-		for (k = 0; k < l->nlines; k++) {
-			const struct pm_prof_func *f = pm_prof_func_by_id(in, l->lines[k].func_id);
-
-			lines[k].func_id = f ? pm_prof_func(p, f->name ? f->name : "",
-							    f->system_name ? f->system_name : "",
-							    f->file ? f->file : "", f->start_line)
-					     : 0;
-			lines[k].line = l->lines[k].line;
-		}
-		map[i] = pm_prof_loc(p, mid, l->address, lines, l->nlines);
-		free(lines);
-	}
-	for (i = 0; i < pm_prof_nsamples(in); i++) {
-		const struct pm_prof_sample *s = pm_prof_sample_at(in, i);
-		size_t nl = 0;
-
-		PM_GROW(locs, caplocs, s->nlocs + 1);
-		for (k = 0; k < s->nlocs; k++) {
-			uint64_t id = s->loc_ids[k];
-
-			if (id >= 1 && id <= n && map[id - 1])
-				locs[nl++] = map[id - 1];
-		}
-		pm_prof_add(p, locs, nl, s->values, s->labels, s->nlabels);
-	}
-	free(locs);
-	free(map);
-	return p;
+	if (!m || !m->file)
+		return false;
+	if (n && name[n - 1] == '*')
+		return strncmp(m->file, name, n - 1) == 0;
+	return strcmp(m->file, name) == 0;
 }
 
-/* @p, or (--no-creators) its stripped copy, @p freed. */
+/*
+ * @p, or its copy without the creator frames (--no-creators: the
+ * "[creators]" mapping, goroutine.h) or the kernel's (--no-kernel: their
+ * time stays with the user frame that entered the kernel), @p freed.
+ */
 static struct pm_profile *maybe_strip(const struct repopts *r, struct pm_profile *p)
 {
 	struct pm_profile *q;
 
-	if (!r->no_creators)
-		return p;
-	q = strip_creators(p);
-	pm_prof_free(p);
-	return q;
+	if (r->no_creators) {
+		q = pm_prof_without(p, in_mapping, (void *)"[creators]", NULL);
+		pm_prof_free(p);
+		p = q;
+	}
+	if (r->no_kernel) {
+		q = pm_prof_without(p, in_mapping, (void *)"[kernel*", "[kernel]");
+		pm_prof_free(p);
+		p = q;
+	}
+	return p;
 }
 
 /*

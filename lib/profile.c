@@ -700,3 +700,75 @@ const struct pm_prof_loc *pm_prof_loc_by_id(const struct pm_profile *p, uint64_t
 {
 	return id && id <= p->locs.n ? svec_at(&p->locs, id - 1) : NULL;
 }
+
+struct pm_profile *pm_prof_without(const struct pm_profile *in,
+				   bool (*drop)(const struct pm_profile *in,
+						const struct pm_prof_loc *l, void *arg),
+				   void *arg, const char *rest)
+{
+	struct pm_profile *p = pm_prof_new();
+	size_t i, k, n = pm_prof_nlocs(in), caplocs = 0;
+	uint64_t *map = xcalloc(n + 1, sizeof(*map)), *locs = NULL, rest_loc = 0;
+	const struct pm_prof_vtype *pt = pm_prof_period_type(in);
+
+	for (i = 0; i < pm_prof_nsample_types(in); i++)
+		pm_prof_add_sample_type(p, pm_prof_sample_type(in, i)->type,
+					pm_prof_sample_type(in, i)->unit);
+	pm_prof_set_default_type(p, pm_prof_default_type(in));
+	if (pt)
+		pm_prof_set_period(p, pt->type, pt->unit, pm_prof_period(in));
+	pm_prof_set_time(p, pm_prof_time(in), pm_prof_duration(in));
+	for (i = 0; i < pm_prof_ncomments(in); i++)
+		pm_prof_add_comment(p, pm_prof_comment(in, i));
+	for (i = 0; i < n; i++) {
+		const struct pm_prof_loc *l = pm_prof_loc_at(in, i);
+		const struct pm_prof_mapping *m = pm_prof_mapping_by_id(in, l->mapping_id);
+		struct pm_prof_line *lines;
+		uint64_t mid = 0;
+
+		if (drop(in, l, arg))
+			continue; /* map[i] stays 0: dropped */
+		if (m) {
+			mid = pm_prof_mapping(p, m->start, m->limit, m->offset, m->file ? m->file : "",
+					      m->build_id ? m->build_id : "");
+			pm_prof_mapping_flags(p, mid, m->has_functions, m->has_filenames,
+					      m->has_lines, m->has_inline);
+		}
+		lines = xcalloc(l->nlines + 1, sizeof(*lines));
+		for (k = 0; k < l->nlines; k++) {
+			const struct pm_prof_func *f = pm_prof_func_by_id(in, l->lines[k].func_id);
+
+			lines[k].func_id = f ? pm_prof_func(p, f->name ? f->name : "",
+							    f->system_name ? f->system_name : "",
+							    f->file ? f->file : "", f->start_line)
+					     : 0;
+			lines[k].line = l->lines[k].line;
+		}
+		map[i] = pm_prof_loc(p, mid, l->address, lines, l->nlines);
+		free(lines);
+	}
+	for (i = 0; i < pm_prof_nsamples(in); i++) {
+		const struct pm_prof_sample *s = pm_prof_sample_at(in, i);
+		size_t nl = 0;
+
+		PM_GROW(locs, caplocs, s->nlocs + 1);
+		for (k = 0; k < s->nlocs; k++) {
+			uint64_t id = s->loc_ids[k];
+
+			if (id >= 1 && id <= n && map[id - 1])
+				locs[nl++] = map[id - 1];
+		}
+		if (!nl && s->nlocs && rest) {
+			if (!rest_loc) {
+				struct pm_prof_line ln = { pm_prof_func(p, rest, rest, "", 0), 0 };
+
+				rest_loc = pm_prof_loc(p, 0, 0, &ln, 1);
+			}
+			locs[nl++] = rest_loc;
+		}
+		pm_prof_add(p, locs, nl, s->values, s->labels, s->nlabels);
+	}
+	free(locs);
+	free(map);
+	return p;
+}

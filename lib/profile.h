@@ -112,6 +112,18 @@ const struct pm_prof_loc *pm_prof_loc_at(const struct pm_profile *p, size_t i);
 size_t pm_prof_nsamples(const struct pm_profile *p);
 const struct pm_prof_sample *pm_prof_sample_at(const struct pm_profile *p, size_t i);
 
+/*
+ * A copy of @in without the locations for which @drop returns true
+ * (report --no-creators, --no-kernel); samples that become equal merge.
+ * A sample all of whose locations go gets one location of a function
+ * named @rest (such as "[kernel]"), or is kept with no stack when @rest is
+ * NULL, so that the totals stay those of @in.
+ */
+struct pm_profile *pm_prof_without(const struct pm_profile *in,
+				   bool (*drop)(const struct pm_profile *in,
+						const struct pm_prof_loc *l, void *arg),
+				   void *arg, const char *rest);
+
 /* By id; NULL when out of range. */
 const struct pm_prof_mapping *pm_prof_mapping_by_id(const struct pm_profile *p, uint64_t id);
 const struct pm_prof_func *pm_prof_func_by_id(const struct pm_profile *p, uint64_t id);

@@ -147,6 +147,19 @@ if grep -Eq ';main;[^ ]*(entry_SYSCALL_64|do_syscall_64)' "$T/csys.folded"; then
 	fail kernel-frames "$(sort -t' ' -k2 -rn "$T/csys.folded" | head -2 | tr '\n' '|')"; fi
 if gotool tool pprof -raw "$T/csys.pb.gz" 2>/dev/null | grep -q 'kernel.kallsyms'; then pass kernel-mapping; else
 	fail kernel-mapping "no [kernel.kallsyms] mapping"; fi
+# report --no-kernel: the kernel frames folded into the user frame that
+# entered the kernel -- exactly the --kernel stacks without their _[k]
+# frames, merged; a kernel-only stack becomes [kernel]; the totals equal
+"$PMUPROF" report -i "$T/csys.pb.gz" --no-kernel --folded | sort >"$T/csys.nok"
+awk '{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line); k = split(line, fr, ";"); s = ""
+	for (i = 1; i <= k; i++) if (fr[i] !~ /_\[k\]$/) s = s (s == "" ? "" : ";") fr[i]
+	if (s == "") s = "[kernel]"; c[s] += n } END { for (x in c) print x, c[x] }' "$T/csys.folded" |
+	sort >"$T/csys.nok.want"
+if [ -s "$T/csys.nok" ] && cmp -s "$T/csys.nok" "$T/csys.nok.want" && ! grep -q '_\[k\]' "$T/csys.nok"; then
+	pass report-no-kernel
+else
+	fail report-no-kernel "$(diff "$T/csys.nok.want" "$T/csys.nok" | head -4 | tr '\n' '|')"
+fi
 
 # ---- stacks past the copy: a 300-deep recursion with a 1 KiB copy is read on
 # from the target (checked against the kernel's callchain as far as its 127
