@@ -337,12 +337,17 @@ int pm_target_task_info(pid_t tid, struct pm_task_info *out)
 	}
 	snprintf(out->comm, sizeof(out->comm), "%.*s", (int)(rp - p - 1), p + 1);
 	out->state = rp[2];
-	/* field 9 (flags), counting the state as field 3 */
+	/* field 4 (ppid) and 9 (flags), counting the state as field 3 */
 	p = rp + 2;
 	for (field = 3; field < 9 && p; field++) {
 		p = strchr(p, ' ');
 		if (p)
 			p++;
+		if (p && field == 3) {
+			long v = strtol(p, NULL, 10);
+
+			out->ppid = v > 0 && v <= INT_MAX ? (pid_t)v : 0;
+		}
 	}
 	if (p)
 		flags = strtoul(p, NULL, 10);
@@ -361,6 +366,28 @@ int pm_target_task_info(pid_t tid, struct pm_task_info *out)
 		free(buf);
 	}
 	return 0;
+}
+
+enum pm_target_kin pm_target_kin(pid_t pid)
+{
+	struct pm_task_info ti;
+	pid_t p = getppid();
+	int depth;
+
+	if (pm_target_task_info(pid, &ti) == 0)
+		pid = ti.tgid;
+	if (pid == getpid())
+		return PM_KIN_SELF;
+	/* up the parents, bounded (a pid namespace's init has parent 0) */
+	for (depth = 0; p > 0 && depth < 4096; depth++) {
+		/* init, unless it started pmuprof itself: profiling it is its own choice */
+		if (p == pid && (pid != 1 || depth == 0))
+			return PM_KIN_ANCESTOR;
+		if (pm_target_task_info(p, &ti) != 0 || ti.ppid == p)
+			break;
+		p = ti.ppid;
+	}
+	return PM_KIN_NONE;
 }
 
 static int cmp_pid(const void *a, const void *b)

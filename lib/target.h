@@ -65,10 +65,19 @@ struct pm_task_info {
 	char comm[32];
 	char state;              /* /proc stat state letter: R S D Z X ... */
 	bool kthread;            /* a kernel thread (PF_KTHREAD): no user space */
+	pid_t ppid;              /* its parent process, 0 when none */
 };
 
 /* /proc/TID/stat and status of any task (a thread id works too).  0, -ENOENT, -errno. */
 int pm_target_task_info(pid_t tid, struct pm_task_info *out);
+
+/*
+ * Is @pid (a process or one of its threads) this process, or one of its
+ * ancestors (the shell that runs it, say)?  Attaching to either is almost
+ * never what was meant: record warns.
+ */
+enum pm_target_kin { PM_KIN_NONE, PM_KIN_SELF, PM_KIN_ANCESTOR };
+enum pm_target_kin pm_target_kin(pid_t pid);
 
 /*
  * The thread ids in /proc/PID/task, ascending, into a heap array.  The
