@@ -898,6 +898,16 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 					on_g0 = true;
 					continue;
 				}
+			} else if (f.flags & PM_UNW_F_MCALL) {
+				/*
+				 * Under what mcall called on g0 (park_m, goexit0,
+				 * gosched_m, ...): those drop the goroutine first
+				 * thing, and Go's own tracebacks and profiles end
+				 * here.  The thread's curg read now is whatever it
+				 * ran since: never followed.
+				 */
+				*status |= PM_UNW_COMPLETE;
+				break;
 			} else if (f.flags & PM_UNW_F_GSWITCH) {
 				/* on g0: the goroutine that switched continues where it stopped */
 				uint64_t gpc;

@@ -457,6 +457,21 @@ static int test_mcall_scheduler(void)
 	put_at(fm.m, 192, 0);       /* no curg: the scheduler */
 	CHECK_INT(walk_rt(st, sizeof(st), &fm, &abi119, 0x1050, pcs, &status), 2);
 	CHECK(status & PM_UNW_COMPLETE);
+	/*
+	 * the thread runs a goroutine again by the time it is read: the
+	 * sample was still the scheduler's, rooted at mcall (as Go's own
+	 * profiles are), not continued on that goroutine nor cut
+	 */
+	g0_world(&fm, st, 0x6100, 0x9100);
+	put(st, SP + 0x20, 0x6405);
+	CHECK_INT(walk_rt(st, sizeof(st), &fm, &abi119, 0x1050, pcs, &status), 2);
+	CHECK(status & PM_UNW_COMPLETE);
+	CHECK(!(status & PM_UNW_CUT));
+	CHECK_INT(pcs[1], 0x6405);
+	/* and without the runtime's offsets (mcall needs none) */
+	CHECK_INT(walk_rt(st, sizeof(st), &fm, NULL, 0x1050, pcs, &status), 2);
+	CHECK(status & PM_UNW_COMPLETE);
+	CHECK(!(status & PM_UNW_NEED_GO));
 	return PM_PASS;
 }
 
