@@ -135,6 +135,8 @@ static void compute_flags(struct pm_sym *s)
 			s->gflags[i] |= PM_UNW_F_SYSTEMSTACK;
 		if (strcmp(name, "runtime.mcall") == 0)
 			s->gflags[i] |= PM_UNW_F_MCALL;
+		if (strcmp(name, "runtime.schedule") == 0)
+			s->gflags[i] |= PM_UNW_F_SCHEDULE;
 		if (strcmp(name, "runtime.cgocallback") == 0)
 			s->gflags[i] |= PM_UNW_F_CGOCALLBACK | PM_UNW_F_SPWRITE;
 		if (strcmp(name, "runtime.systemstack_switch") == 0)

@@ -606,6 +606,27 @@ static int vdso_return(struct pm_unw *u, struct walk *w, uint64_t *ra)
 }
 
 /*
+ * A sample in time.now / nanotime1 / walltime itself: has it run the MOVQ
+ * SP, R12 that follows the prologue (49 89 e4, found in the function's
+ * first 32 bytes)?  From there on SP may be g0's, or the goroutine's moved
+ * by an ANDQ that the pcsp table does not know, and back again from
+ * MOVQ R12, SP where pcsp still counts the SUBQ: only R12 is right.  Before
+ * it, R12 is the caller's and pcsp is right.
+ */
+static bool vdso_r12_set(const struct walk *w, const struct pm_unw_func *f, uint64_t pc)
+{
+	uint8_t code[32];
+
+	if (pc < f->entry || !w->cur.read_mem ||
+	    w->cur.read_mem(w->cur.read_arg, f->entry, code, sizeof(code)) != 0)
+		return false;
+	for (size_t i = 0; i + 3 <= sizeof(code); i++)
+		if (code[i] == 0x49 && code[i + 1] == 0x89 && code[i + 2] == 0xe4)
+			return pc >= f->entry + i + 3;
+	return false;
+}
+
+/*
  * At runtime.cgocallback: when the walk is on the goroutine's stack, move
  * it to cgocallback's frame on g0 (g0.sched.sp), under which its C caller
  * is.  1 when moved; 2 when the walk is on g0 already; -1 when it cannot
@@ -818,7 +839,7 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 	struct pm_unw_func lf;
 	uint64_t pc = in->ip;
 	size_t n = 0;
-	bool leaf = true, on_g0 = false;
+	bool leaf = true, on_g0 = false, saw_schedule = false;
 
 	*status = 0;
 	if (max == 0)
@@ -848,9 +869,25 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 		}
 		if (f.flags & PM_UNW_F_MAIN)
 			*status |= PM_UNW_SAW_MAIN;
+		if (f.flags & PM_UNW_F_SCHEDULE)
+			saw_schedule = true;
 		if (f.flags & PM_UNW_F_TOP) {
 			*status |= PM_UNW_COMPLETE;
 			break;
+		}
+		if (leaf && (f.flags & PM_UNW_F_VDSOCALL) && w.nswitch < MAX_SWITCHES &&
+		    vdso_r12_set(&w, &f, pc) && vdso_return(u, &w, &ra) == 0) {
+			/* in time.now itself, past the switch: its caller from R12 */
+			w.nswitch++;
+			*status |= PM_UNW_SWITCHED;
+			if (n >= max) {
+				*status |= PM_UNW_MAX;
+				break;
+			}
+			pcs[n++] = ra;
+			pc = ra;
+			leaf = false;
+			continue;
 		}
 		if ((f.flags & PM_UNW_F_SPWRITE) && !leaf) {
 			if ((f.flags & PM_UNW_F_CGOCALL) && w.nswitch < MAX_SWITCHES) {
@@ -898,13 +935,16 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 					on_g0 = true;
 					continue;
 				}
-			} else if (f.flags & PM_UNW_F_MCALL) {
+			} else if ((f.flags & PM_UNW_F_MCALL) ||
+				   ((f.flags & PM_UNW_F_GSWITCH) && saw_schedule)) {
 				/*
 				 * Under what mcall called on g0 (park_m, goexit0,
 				 * gosched_m, ...): those drop the goroutine first
 				 * thing, and Go's own tracebacks and profiles end
-				 * here.  The thread's curg read now is whatever it
-				 * ran since: never followed.
+				 * here.  So does a switch (morestack's preemption:
+				 * newstack, gopreempt_m) with runtime.schedule
+				 * below it.  The thread's curg read now is whatever
+				 * it ran since: never followed.
 				 */
 				*status |= PM_UNW_COMPLETE;
 				break;

@@ -55,6 +55,11 @@ enum pm_unw_func_flags {
 	 * SP after the prologue kept in R12 (callee-saved in C)
 	 */
 	PM_UNW_F_VDSOCALL = 1 << 12,
+	/*
+	 * runtime.schedule: the thread runs no goroutine (every caller drops
+	 * it first); a walk that gets to a stack switch above it ends there
+	 */
+	PM_UNW_F_SCHEDULE = 1 << 13,
 };
 
 /* x86_64 DWARF register numbers */

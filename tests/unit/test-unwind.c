@@ -277,6 +277,8 @@ static int test_stacks_aggregate(void)
  *   sigtramp [0x6200, 0x6300) SIGTRAMP, frame 0x10
  *   sigreturn [0x6300, 0x6400) SIGRETURN
  *   mcall [0x6400, 0x6500) GSWITCH + MCALL
+ *   time.now [0x6500, 0x6600) VDSOCALL, MOVQ SP, R12 at 0x6508
+ *   schedule [0x6600, 0x6700) SCHEDULE, frame 0x10
  */
 static int lookup_rt(void *arg, uint64_t pc, struct pm_unw_func *f)
 {
@@ -290,6 +292,9 @@ static int lookup_rt(void *arg, uint64_t pc, struct pm_unw_func *f)
 		{ 0x6200, 0x10, PM_UNW_F_SIGTRAMP },
 		{ 0x6300, 0, PM_UNW_F_SIGRETURN },
 		{ 0x6400, 0, PM_UNW_F_SPWRITE | PM_UNW_F_GSWITCH | PM_UNW_F_MCALL },
+		/* time.now: 0x18 after its prologue, 0x38 (the SUBQ $32 counted) past 0x6510 */
+		{ 0x6500, 0x18, PM_UNW_F_SPWRITE | PM_UNW_F_VDSOCALL },
+		{ 0x6600, 0x10, PM_UNW_F_SCHEDULE },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -297,6 +302,8 @@ static int lookup_rt(void *arg, uint64_t pc, struct pm_unw_func *f)
 			memset(f, 0, sizeof(*f));
 			f->entry = t[i].lo;
 			f->spdelta = t[i].spdelta;
+			if (t[i].lo == 0x6500 && pc >= 0x6510)
+				f->spdelta = 0x38;
 			f->flags = PM_UNW_F_GO | t[i].flags;
 			return 0;
 		}
@@ -311,7 +318,7 @@ static int lookup_rt(void *arg, uint64_t pc, struct pm_unw_func *f)
 
 /* Target memory: the g0, m and curg structs (Go 1.19 offsets) and the goroutine stack. */
 struct fake_mem {
-	uint8_t g0[512], m[512], curg[512], gstack[GHI - GLO];
+	uint8_t g0[512], m[512], curg[512], gstack[GHI - GLO], code[64];
 	unsigned reads;
 };
 
@@ -325,10 +332,11 @@ static int fake_read(void *arg, uint64_t addr, void *buf, size_t len)
 	} r[] = { { G0, fm->g0, sizeof(fm->g0) },
 		  { M, fm->m, sizeof(fm->m) },
 		  { CURG, fm->curg, sizeof(fm->curg) },
-		  { GLO, fm->gstack, sizeof(fm->gstack) } };
+		  { GLO, fm->gstack, sizeof(fm->gstack) },
+		  { 0x6500, fm->code, sizeof(fm->code) } };
 
 	fm->reads++;
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
 		if (addr >= r[i].at && addr - r[i].at <= r[i].n && r[i].n - (addr - r[i].at) >= len) {
 			memcpy(buf, r[i].p + (addr - r[i].at), len);
 			return 0;
@@ -442,6 +450,72 @@ static int test_systemstack_hostile(void)
 	walk_rt(st, sizeof(st), &fm, &abi119, 0x1050, pcs, &status);
 	CHECK(status & (PM_UNW_CUT | PM_UNW_MAX));
 	CHECK(fm.reads < 64);
+	return PM_PASS;
+}
+
+/*
+ * A sample in time.now itself: past its MOVQ SP, R12, SP is g0's (or moved
+ * by an ANDQ the pcsp table does not know), and the caller is found from
+ * R12 on the goroutine stack; in its prologue, from pcsp, R12 being the
+ * caller's (here: a stale frame that would give another caller).
+ */
+static int test_vdso_leaf(void)
+{
+	static struct fake_mem fm;
+	uint8_t st[256] = { 0 };
+	uint64_t pcs[16], r12 = 0x9100;
+	int calls = 0;
+	struct pm_unw *u = pm_unw_new(lookup_rt, &calls);
+	struct pm_unw_input in = { .sp = SP, .stack = st, .stack_len = sizeof(st),
+				   .read_mem = fake_read, .read_arg = &fm, .go = &abi119 };
+	unsigned status;
+	size_t n;
+
+	memset(&fm, 0, sizeof(fm));
+	/* SUBQ $0x18, SP; MOVQ BP, 0x10(SP); MOVQ SP, R12 at 0x6508 */
+	memcpy(fm.code, "\x48\x83\xec\x18\x90\x90\x90\x90\x49\x89\xe4", 11);
+	/* above R12: vdsoPC, vdsoSP, BP, then the return into A; A <- B <- goexit */
+	put_at(fm.gstack, r12 + 16 - GLO, 0x9200);
+	put_at(fm.gstack, r12 + 24 - GLO, 0x1050);
+	put_at(fm.gstack, r12 + 32 + 0x20 - GLO, 0x2030);
+	put_at(fm.gstack, r12 + 32 + 0x28 + 0x10 - GLO, 0x3001);
+	in.regs[PM_DW_R14] = CURG;
+	in.regs[PM_DW_R12] = r12;
+	in.regs_valid = 1u << PM_DW_R14 | 1u << PM_DW_R12;
+	for (uint64_t ip = 0x650b; ip < 0x6580; ip += 0x3b) {
+		in.ip = ip; /* past the MOVQ, before and after the SUBQ $32 */
+		n = pm_unw_walk(u, &in, pcs, 16, &status);
+		CHECK_INT(n, 4);
+		CHECK_INT(pcs[1], 0x1050);
+		CHECK_INT(pcs[2], 0x2030);
+		CHECK(status & PM_UNW_COMPLETE);
+	}
+	/* in the prologue: the copy's frame by pcsp, A at 0x1060 this time */
+	put(st, SP + 0x18, 0x1060);
+	put(st, SP + 0x20 + 0x20, 0x2030);
+	put(st, SP + 0x48 + 0x10, 0x3001);
+	in.ip = 0x6504;
+	n = pm_unw_walk(u, &in, pcs, 16, &status);
+	CHECK_INT(n, 4);
+	CHECK_INT(pcs[1], 0x1060);
+	CHECK(status & PM_UNW_COMPLETE);
+	pm_unw_free(u);
+	return PM_PASS;
+}
+
+/* On g0 under runtime.schedule, a switch ends the walk: no goroutine is running. */
+static int test_schedule_switch(void)
+{
+	static struct fake_mem fm;
+	uint8_t st[256] = { 0 };
+	uint64_t pcs[16];
+	unsigned status;
+
+	g0_world(&fm, st, 0x6100, 0x9100); /* a curg to be crossed into, read later */
+	put(st, SP + 0x10, 0x6005);        /* schedule's return into systemstack */
+	CHECK_INT(walk_rt(st, sizeof(st), &fm, &abi119, 0x6650, pcs, &status), 2);
+	CHECK(status & PM_UNW_COMPLETE);
+	CHECK(!(status & PM_UNW_SWITCHED));
 	return PM_PASS;
 }
 
@@ -602,6 +676,8 @@ static const struct pm_test tests[] = {
 	{ "systemstack-to-curg", test_systemstack_to_curg },
 	{ "systemstack-hostile", test_systemstack_hostile },
 	{ "mcall-scheduler", test_mcall_scheduler },
+	{ "vdso-leaf", test_vdso_leaf },
+	{ "schedule-switch", test_schedule_switch },
 	{ "signal-frame", test_signal_frame },
 	{ NULL, NULL },
 };
