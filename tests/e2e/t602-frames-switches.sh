@@ -27,11 +27,23 @@ at_least() {
 	fi
 }
 
+# truncated FILE: samples [truncated] where the goroutine's stack could be
+# followed: not while it is being copied (copystack) or freed (goexit0), the
+# exceptions t802 makes too, nor in the scheduler once the goroutine is
+# switched out (schedule, after park_m or a preemption's gopreempt_m: no
+# goroutine is current); how often a program is there depends on the
+# machine (memory speed, load: preemptions), how often the rest is cut does not
+truncated() {
+	awk '{ l = $0; sub(/ [0-9]+$/, "", l) }
+		l ~ /\[truncated\]/ && l !~ /(^|;)runtime\.(copystack|goexit0|schedule)(;|$)/ { t += $NF } END { print t + 0 }' "$1"
+}
+
 # ---- demo: the [truncated] share, was ~7.5 % (systemstack, mcall, morestack)
 rec demo -- "$GOFIX/demo" -duration 2s
 tot=$(folded_total "$T/demo.folded")
-tr=$(count "$T/demo.folded" '\[truncated\]')
-echo "# demo: $tr of $tot samples [truncated] ($(pct "$tr" "$tot") %)"
+tra=$(count "$T/demo.folded" '\[truncated\]')
+tr=$(truncated "$T/demo.folded")
+echo "# demo: $tra of $tot samples [truncated] ($(pct "$tra" "$tot") %), $tr outside copystack/goexit0/schedule ($(pct "$tr" "$tot") %)"
 if [ "$tot" -gt 0 ] && [ $((tr * 100)) -le $((tot * 2)) ]; then pass demo-truncated; else
 	fail demo-truncated "$tr of $tot"; fi
 sys=$(count "$T/demo.folded" ';runtime\.systemstack;')
@@ -42,6 +54,7 @@ at_least demo-systemstack "$sysok" "$sys" 80
 # ---- the vDSO, named from its own symbols: time.Now in a loop; time.now
 # calls it on g0, and the walk goes back to the goroutine through R12
 rec clock -- "$GOFIX/clock" -duration 1s
+ctot=$(folded_total "$T/clock.folded")
 vd=$(count "$T/clock.folded" '(^|;)(runtime\.nanotime1|time\.now);.')
 vdn=$(count "$T/clock.folded" '(^|;)(runtime\.nanotime1|time\.now);__vdso_clock_gettime')
 echo "# clock: $vdn of $vd samples under time.now/runtime.nanotime1 in __vdso_clock_gettime"
@@ -49,35 +62,54 @@ at_least vdso-named "$vdn" "$vd" 95
 vdg=$(count "$T/clock.folded" '^runtime\.goexit;runtime\.main;main\.main;main\.tick;time\.Now;time\.now;__vdso_clock_gettime')
 echo "# clock: $vdg of $vdn samples in the vDSO on runtime.goexit;...;main.tick;time.Now;time.now"
 at_least vdso-to-goroutine "$vdg" "$vdn" 90
-if [ "$vd" -lt 100 ]; then fail vdso-samples "only $vd samples in the vDSO"; else pass vdso-samples; fi
+# most of a time.Now loop is in the vDSO, whatever the machine's speed or
+# load (a vDSO that falls back to the syscall stays under it too): at least
+# half of the run's samples, and enough (30) for the shares above to mean something
+echo "# clock: $vd of $ctot samples under time.now/runtime.nanotime1"
+if [ "$vd" -lt 30 ] || [ $((vd * 2)) -lt "$ctot" ]; then fail vdso-samples "only $vd of $ctot samples in the vDSO"; else pass vdso-samples; fi
 
 # ---- system stack on behalf of known goroutines
 rec sys -- "$GOFIX/sysstack" -duration 2s
 tot=$(folded_total "$T/sys.folded")
-tr=$(count "$T/sys.folded" '\[truncated\]')
-echo "# sysstack: $tr of $tot samples [truncated] ($(pct "$tr" "$tot") %)"
+tra=$(count "$T/sys.folded" '\[truncated\]')
+tr=$(truncated "$T/sys.folded")
+echo "# sysstack: $tra of $tot samples [truncated] ($(pct "$tra" "$tot") %), $tr outside copystack/goexit0/schedule ($(pct "$tr" "$tot") %)"
 # morestack under main.recurse: newstack/copystack of main.grow's goroutine
 more=$(count "$T/sys.folded" ';runtime\.morestack;')
 moreok=$(count "$T/sys.folded" '^runtime\.goexit;main\.main\.func2;main\.grow;(main\.recurse;)+runtime\.morestack;runtime\.newstack')
-echo "# sysstack: $moreok of $more samples with runtime.morestack on runtime.goexit;main.main.func2;main.grow;main.recurse..."
-at_least morestack-goroutine "$moreok" "$more" 80
+# (less those cut while the stack is copied or the goroutine switched out:
+# their share is the machine's, memory speed and preemptions)
+morecut=$(awk '{ l = $0; sub(/ [0-9]+$/, "", l) } l ~ /;runtime\.morestack;/ && l ~ /\[truncated\]/ &&
+	l ~ /(^|;)runtime\.(copystack|schedule)(;|$)/ { t += $NF } END { print t + 0 }' "$T/sys.folded")
+echo "# sysstack: $moreok of $more samples with runtime.morestack on runtime.goexit;main.main.func2;main.grow;main.recurse... ($morecut cut in copystack/schedule)"
+at_least morestack-goroutine "$moreok" $((more - morecut)) 95
 # systemstack: every sample through it is under one of the fixture's or the runtime's goroutines
 sys=$(count "$T/sys.folded" ';runtime\.systemstack;')
 sysok=$(count "$T/sys.folded" '^runtime\.goexit;.*;runtime\.systemstack;')
 echo "# sysstack: $sysok of $sys samples with runtime.systemstack reach runtime.goexit"
 at_least systemstack-goroutine "$sysok" "$sys" 60
-if [ "$more" -gt 0 ] && [ "$tr" -le $((tot / 10)) ]; then pass sysstack-truncated; else
+if [ "$more" -gt 0 ] && [ $((tr * 100)) -le $((tot * 2)) ]; then pass sysstack-truncated; else
 	fail sysstack-truncated "$tr of $tot"; fi
 
 # ---- a C signal handler: handler_burn goes on into main.spin
-rec csig -- "$GOFIX/cgosig" -duration 2s
+# (the fixture prints the CPU time its handler ran: the truth for the count)
+# (rec's record, with the fixture's output kept)
+"$PMUPROF" record -q -e cpu-clock -F "$REC_HZ" -o "$T/csig.pb.gz" -- "$GOFIX/cgosig" -duration 2s >"$T/csig.out" 2>"$T/csig.err" &&
+	"$PMUPROF" report -i "$T/csig.pb.gz" --folded >"$T/csig.folded" || { : >"$T/csig.folded"; sed 's/^/    /' "$T/csig.err" | head -3; }
 tot=$(folded_total "$T/csig.folded")
 h=$(count "$T/csig.folded" 'handler_burn$')
 hok=$(count "$T/csig.folded" '^runtime\.goexit;main\.main\.func1;main\.spin;(.*;)?handler_burn$')
 tr=$(count "$T/csig.folded" '\[truncated\]')
 echo "# cgosig: $hok of $h samples in handler_burn on runtime.goexit;main.main.func1;main.spin ($tr of $tot [truncated])"
 at_least c-handler-interrupted "$hok" "$h" 90
-if [ "$h" -ge 20 ]; then pass c-handler-sampled; else fail c-handler-sampled "$h samples in the handler"; fi
+hms=$(sed -n 's/^handler [0-9]* calls \([0-9.]*\) ms$/\1/p' "$T/csig.out")
+hexp=$(awk -v m="${hms:-0}" -v f="$REC_HZ" 'BEGIN { printf "%.0f\n", m * f / 1000 }')
+echo "# cgosig: $h samples in handler_burn; it ran ${hms:-?} ms of CPU by its own clock: $hexp samples at $REC_HZ Hz"
+# half to twice the truth (a cpu-clock sample per 0.5 ms of the thread's CPU:
+# a few percent off at most), when it ran long enough to say (10 samples)
+if [ "$hexp" -lt 10 ]; then skip c-handler-sampled "the handler ran only ${hms:-?} ms"
+elif [ $((h * 2)) -ge "$hexp" ] && [ "$h" -le $((hexp * 2 + 5)) ]; then pass c-handler-sampled
+else fail c-handler-sampled "$h samples in the handler, $hexp by its own CPU time"; fi
 
 # ---- Go's signal handler (runtime CPU profiler): sigtramp goes on into main.spin
 # (the handler is ~0.1 % of the CPU: 5 kHz for 3 s gives tens of samples)

@@ -3,11 +3,14 @@
 # releases, where only the table per Go version gives the offsets: esbuild
 # (go1.26) bundling 400 modules, lefthook (go1.27) running 12 commands of a
 # hook in parallel.  Known answers: no "off" warning; most samples find
-# their goroutine (measured 74 % esbuild, 90 % lefthook); goroutine ids
+# their goroutine (measured 52-74 % esbuild, 83-90 % lefthook); goroutine ids
 # positive, many and distinct; the creator frames are the programs' own
 # functions that start goroutines (esbuild's scanner and linker, lefthook's
 # controller); samples on the system stack cross back to the goroutine's
-# runtime.goexit through g.sched (measured 90 % and 98 %).
+# runtime.goexit through g.sched (measured 90 % and 98 %).  Shares are of
+# the samples that ran for a goroutine (a stack holding runtime.goexit) or
+# that have a creator, not of all: how much an idle M spins without one
+# depends on the machine's core count and load.
 . "$(dirname "$0")/lib.sh"
 need_perf
 need_cmd go "$GO"
@@ -27,13 +30,25 @@ goroutines() {
 	else
 		fail "$gn-layout" "exit $grc: $(grep -v '^pmuprof: wrote' "$T/$gn.err" | head -2 | tr '\n' '|')"
 	fi
-	# found / inspected, from the stats line
+	# found / inspected, from the stats line (printed), and of the samples
+	# whose stack holds runtime.goexit, those with a goroutine label (checked:
+	# a wrong offset in the layout finds next to none; the rest is how late
+	# the reads come, i.e. the load: 52 to 74 % measured, so a quarter)
 	f=$(sed -n 's/^pmuprof: goroutines: \([0-9]*\) inspected, \([0-9]*\) found.*/\1 \2/p' "$T/$gn.err" |
 		awk '{ printf "%.1f\n", $1 ? 100 * $2 / $1 : 0 }')
-	echo "# $gn: goroutine found for ${f:-?} % of the samples inspected"
-	if awk -v f="${f:-0}" 'BEGIN { exit !(f >= 50) }'; then pass "$gn-found"; else fail "$gn-found" "${f:-no stats}"; fi
+	gotool tool pprof -raw "$T/$gn.pb.gz" 2>/dev/null >"$T/$gn.raw"
+	set -- $(awk '/^Samples:/ { m = 1; next } /^Locations/ { m = 2; next } /^Mappings/ { m = 3; next }
+		m == 1 && $2 ~ /^[0-9]+:$/ { ns++; cnt[ns] = $1; st[ns] = ""; for (i = 3; i <= NF; i++) st[ns] = st[ns] " " $i; next }
+		m == 1 && /goroutine:\[/ { lab[ns] = 1; next }
+		m == 2 && $1 ~ /^[0-9]+:$/ { id = substr($1, 1, length($1) - 1); if ($4 == "runtime.goexit") gx[id] = 1; next }
+		m == 2 && $1 == "runtime.goexit" { gx[id] = 1 }
+		END { for (s = 1; s <= ns; s++) { k = split(st[s], a, " "); g = 0; for (i = 1; i <= k; i++) if (a[i] in gx) g = 1
+			if (g) { tg += cnt[s]; if (lab[s]) lg += cnt[s] } }
+			printf "%.1f %d\n", tg ? 100 * lg / tg : 0, tg }' "$T/$gn.raw")
+	echo "# $gn: goroutine found for ${f:-?} % of the samples inspected, $1 % of the $2 that reach runtime.goexit"
+	if awk -v f="$1" -v n="$2" 'BEGIN { exit !(f >= 25 && n >= 20) }'; then pass "$gn-found"; else fail "$gn-found" "$1 % of $2 (stats: ${f:-none})"; fi
 	# goroutine ids: positive, below what a short run makes, and many
-	gotool tool pprof -raw "$T/$gn.pb.gz" 2>/dev/null | sed -n 's/.*goroutine:\[\([0-9-]*\)\].*/\1/p' |
+	sed -n 's/.*goroutine:\[\([0-9-]*\)\].*/\1/p' "$T/$gn.raw" |
 		sort -un >"$T/$gn.ids"
 	set -- $(awk 'NR == 1 { lo = $1 } { hi = $1 } END { print NR, lo + 0, hi + 0 }' "$T/$gn.ids")
 	echo "# $gn: $1 distinct goroutine ids, $2 .. $3"
@@ -42,13 +57,15 @@ goroutines() {
 	else
 		fail "$gn-ids" "$1 ids (want >= $gmin), $2 .. $3"
 	fi
-	# creators: named functions; the program's own for most samples
-	set -- $(awk -v re="$gcre" '{ n = $NF; t += n; s = $0; sub(/ [0-9]+$/, "", s);
-		if (match(s, /^[^;]* \[creator\]/)) { c = substr(s, 1, RLENGTH - 10);
+	# creators: named functions; the program's own for most samples that
+	# have one the runtime did not start (GC workers: their share is the
+	# machine's, a quarter of its cores while marking)
+	set -- $(awk -v re="$gcre" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s);
+		if (match(s, /^[^;]* \[creator\]/)) { c = substr(s, 1, RLENGTH - 10); if (c !~ /^runtime\./) t += n;
 			if (c ~ re) own += n; if (c !~ /^[A-Za-z_][^ ]*\.[^ ]+$/) bad += n } }
-		END { printf "%.1f %d\n", t ? 100 * own / t : 0, bad }' "$T/$gn.folded")
-	echo "# $gn: $1 % of samples created by /$gcre/"
-	if awk -v o="$1" 'BEGIN { exit !(o >= 50) }' && [ "$2" -eq 0 ]; then
+		END { printf "%.1f %d %d\n", t ? 100 * own / t : 0, bad, t }' "$T/$gn.folded")
+	echo "# $gn: $1 % of the $3 samples with a creator outside the runtime created by /$gcre/"
+	if awk -v o="$1" 'BEGIN { exit !(o >= 80) }' && [ "$2" -eq 0 ]; then
 		pass "$gn-creators"
 	else
 		fail "$gn-creators" "$1 % own, $2 samples with an unnamed creator: $(grep -o '^[^;]* \[creator\]' "$T/$gn.folded" | sort | uniq -c | sort -rn | head -3 | tr '\n' '|')"
@@ -57,12 +74,12 @@ goroutines() {
 	# goroutine's stack is being copied, freed or switched (coroutines)
 	# (truncated: of the stacks with a Go function, not those of git and sh)
 	set -- $(awk '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s)
-		if (s ~ /(^|;)[A-Za-z_][^;]*\.[^;]/) { t += n; if (s ~ /\[truncated\]/) tr += n }
+		if (s ~ /(^|;)[A-Za-z_][^;]*\.[^;]/) { t += n; if (s ~ /\[truncated\]/ && s !~ /(^|;)runtime\.(copystack|goexit0|coroswitch_m|schedule)(;|$)/) tr += n }
 		if (s ~ /(^|;)runtime\.(systemstack|mcall|morestack)(;|$)/ && s !~ /(^|;)runtime\.mcall$/ &&
 		    s !~ /(^|;)runtime\.(copystack|goexit0|coroswitch_m)(;|$)/) { ss += n; if (s ~ /(^|;)runtime\.goexit;/) g += n } }
 		END { printf "%.1f %.1f %d\n", ss ? 100 * g / ss : 0, t ? 100 * tr / t : 100, ss }' "$T/$gn.folded")
-	echo "# $gn: $2 % of Go stacks truncated; $1 % of $3 on the system stack reach runtime.goexit"
-	if awk -v g="$1" -v tr="$2" -v n="$3" 'BEGIN { exit !(g >= 70 && tr <= 10 && n >= 20) }'; then
+	echo "# $gn: $2 % of Go stacks truncated (outside copystack/goexit0/coroswitch_m/schedule); $1 % of $3 on the system stack reach runtime.goexit"
+	if awk -v g="$1" -v tr="$2" -v n="$3" 'BEGIN { exit !(g >= 70 && tr <= 5 && n >= 20) }'; then
 		pass "$gn-system-stack"
 	else
 		fail "$gn-system-stack" "$1 % of $3 reach goexit, $2 % truncated"

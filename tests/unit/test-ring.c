@@ -332,6 +332,14 @@ static unsigned drain(struct pm_ring *r, const struct pm_rec_layout *l, uintptr_
 	return n;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static int t_live_cpu_clock(void)
 {
 	struct pm_evt_spec spec;
@@ -342,7 +350,8 @@ static int t_live_cpu_clock(void)
 	char err[256], why[512];
 	int fd, rc, bad = 0;
 	unsigned samples = 0;
-	uint64_t t0, corrupt;
+	uint64_t t0, c0, corrupt;
+	double cpu_ms;
 	uintptr_t near_sp = (uintptr_t)&fd;
 
 	CHECK_INT(pm_evt_parse("cpu-clock", &spec, err, sizeof(err)), 0);
@@ -363,23 +372,40 @@ static int t_live_cpu_clock(void)
 	CHECK_INT(pm_ring_open(&r, fd, 3), -EINVAL); /* not a power of two */
 	pm_rec_layout_from_attr(&l, &attr);
 	CHECK(pm_ring_next(r) == NULL); /* disabled until enabled */
+	/*
+	 * Busy until this thread has run 200 ms of CPU (whatever the load
+	 * lets it have; wall time bounded at 20 s): cpu-clock at 1 kHz fires
+	 * once per ms of the thread's own CPU time, so the truth to compare
+	 * with is that CPU time, measured in the same run.
+	 */
 	CHECK_INT(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	c0 = thread_cpu_ns();
 	t0 = pm_now_ns();
-	while (pm_now_ns() - t0 < 200000000ULL) {
+	while (thread_cpu_ns() - c0 < 200000000ULL && pm_now_ns() - t0 < 20000000000ULL) {
 		for (int i = 0; i < 100000; i++)
 			sink = sink * 31 + (uint64_t)i;
 		samples += drain(r, &l, near_sp, &bad);
 	}
 	CHECK_INT(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	cpu_ms = (double)(thread_cpu_ns() - c0) / 1e6;
 	samples += drain(r, &l, near_sp, &bad);
 	corrupt = pm_ring_bad(r);
-	printf("  live: %u samples, %d bad, %llu corrupt\n", samples, bad,
-	       (unsigned long long)corrupt);
+	printf("  live: %u samples for %.1f ms of the thread's CPU, %d bad, %llu corrupt\n",
+	       samples, cpu_ms, bad, (unsigned long long)corrupt);
 	pm_ring_free(r);
 	close(fd);
 	CHECK_INT(bad, 0);
 	CHECK_INT(corrupt, 0);
-	CHECK(samples >= 20);
+	/*
+	 * The hrtimer gives one sample per full ms of CPU (less the drains of
+	 * the last ms); half of that and 5 more is what a ring that loses
+	 * nothing cannot miss, twice and 5 more what it cannot exceed (a
+	 * record read twice).  Each bound still fails a ring that drops or
+	 * repeats records wholesale.
+	 */
+	CHECK(cpu_ms >= 50); /* 20 s of wall for 50 ms of CPU: the host is not running us */
+	CHECK(samples >= cpu_ms / 2 - 5);
+	CHECK(samples <= cpu_ms * 2 + 5);
 	return PM_PASS;
 }
 

@@ -17,6 +17,12 @@
 // Each worker prints "worker goid=N path=P" with its own goroutine id (from
 // runtime.Stack) when -ids is given.  The program runs rounds until
 // -duration has passed (at least one round).
+//
+// With -truth, the program keeps its own accounting of the work done for
+// each creator, in loop iterations of main.work (counted every 2^20, as
+// they are done), and prints it as "truth http=N grpc=N site1=N site2=N
+// site3=N" when it gets SIGUSR1 and when it ends: the known answer of a
+// profile of the whole run, or of the window between two SIGUSR1.
 package main
 
 import (
@@ -25,10 +31,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -37,6 +46,7 @@ var (
 	duration = flag.Duration("duration", 3*time.Second, "run rounds for this long")
 	ids      = flag.Bool("ids", false, "print each worker's goroutine id")
 	helper   = flag.Bool("helper", false, "run the one-helper scenario")
+	truth    = flag.Bool("truth", false, "print the work done per creator on SIGUSR1 and at the end")
 	outMu    sync.Mutex
 	sink     [8]uint64
 )
@@ -52,15 +62,32 @@ func goid() int64 {
 	return id
 }
 
+// the work done per creator, in iterations of work's loop
+var done struct{ http, grpc, site1, site2, site3 int64 }
+
+const chunk = 1 << 20
+
 //go:noinline
-func work(n int) uint64 {
+func work(n int, acct *int64) uint64 {
 	x := uint64(n) | 1
 	for i := 0; i < n; i++ {
 		x ^= x << 13
 		x ^= x >> 7
 		x ^= x << 17
+		if i&(chunk-1) == chunk-1 {
+			atomic.AddInt64(acct, chunk)
+		}
 	}
+	atomic.AddInt64(acct, int64(n%chunk))
 	return x
+}
+
+func printTruth() {
+	outMu.Lock()
+	fmt.Printf("truth http=%d grpc=%d site1=%d site2=%d site3=%d\n", atomic.LoadInt64(&done.http),
+		atomic.LoadInt64(&done.grpc), atomic.LoadInt64(&done.site1), atomic.LoadInt64(&done.site2),
+		atomic.LoadInt64(&done.site3))
+	outMu.Unlock()
 }
 
 // spawn starts f on a new goroutine: the one go statement of every worker.
@@ -76,6 +103,10 @@ func spawn(wg *sync.WaitGroup, f func()) {
 
 //go:noinline
 func handle(path string, wg *sync.WaitGroup) {
+	acct := &done.http
+	if path == "grpc" {
+		acct = &done.grpc
+	}
 	spawn(wg, func() {
 		if *ids {
 			id := goid()
@@ -83,7 +114,7 @@ func handle(path string, wg *sync.WaitGroup) {
 			fmt.Printf("worker goid=%d path=%s\n", id, path)
 			outMu.Unlock()
 		}
-		sink[0] += work(*unit)
+		sink[0] += work(*unit, acct)
 	})
 }
 
@@ -133,19 +164,28 @@ func Go(wg *sync.WaitGroup, f func()) {
 }
 
 //go:noinline
-func helperWork(k int) { sink[1] += work(k * *unit) }
+func helperWork(k int, acct *int64) { sink[1] += work(k * *unit, acct) }
 
 //go:noinline
-func site1(wg *sync.WaitGroup) { Go(wg, func() { helperWork(1) }) }
+func site1(wg *sync.WaitGroup) { Go(wg, func() { helperWork(1, &done.site1) }) }
 
 //go:noinline
-func site2(wg *sync.WaitGroup) { Go(wg, func() { helperWork(2) }) }
+func site2(wg *sync.WaitGroup) { Go(wg, func() { helperWork(2, &done.site2) }) }
 
 //go:noinline
-func site3(wg *sync.WaitGroup) { Go(wg, func() { helperWork(3) }) }
+func site3(wg *sync.WaitGroup) { Go(wg, func() { helperWork(3, &done.site3) }) }
 
 func main() {
 	flag.Parse()
+	if *truth {
+		c := make(chan os.Signal, 4)
+		signal.Notify(c, syscall.SIGUSR1)
+		go func() {
+			for range c {
+				printTruth()
+			}
+		}()
+	}
 	start := time.Now()
 	for round := 0; round == 0 || time.Since(start) < *duration; round++ {
 		var wg sync.WaitGroup
@@ -159,6 +199,9 @@ func main() {
 			go grpcListener(3, &wg)
 		}
 		wg.Wait()
+	}
+	if *truth {
+		printTruth()
 	}
 	if sink[0] == 42 {
 		fmt.Fprintln(os.Stderr, "unlikely")
