@@ -2,7 +2,8 @@
 # Known answer, measured in the same run: tests/go/shares burns CPU in
 # main.burn1..4 over 1:2:3:4 units of the same loop body, but the true split
 # depends on the CPU (code alignment can make one copy of the loop slower), so
-# each build runs under `perf record -e cpu-clock` at the same rate, and the
+# each build runs under `perf record -e cpu-clock:u` (pmuprof's cpu-clock
+# samples user mode only) at the same rate, and the
 # same execution's perf samples, named by go tool addr2line, are the truth.
 # On the normal and the stripped build: the sample count and each self share
 # agree with perf's within binomial noise, >= 99 % of samples with a complete
@@ -59,7 +60,7 @@ tol() {
 for b in shares shares-stripped; do
 	p=$T/$b.pb.gz
 	if [ $perf_ok -eq 1 ]; then
-		perf record -q -g -e cpu-clock -F 2000 -o "$T/$b.perf" -- \
+		perf record -q -g -e cpu-clock:u -F 2000 -o "$T/$b.perf" -- \
 			"$PMUPROF" record -e cpu-clock -F 2000 -o "$p" -- "$GOFIX/$b" 2>"$T/$b.err"
 		rc=$?
 	else
