@@ -72,17 +72,43 @@ PMUPROF_FAIL_OPEN=EPERM expect_fail eperm 1 "^pmuprof: cannot attach to PID $sp 
 kill $sp
 wait $sp 2>/dev/null
 
-# the target exits between the checks and the attach (test hook widens the window)
-sleep 0.3 &
+# the target exits between the checks and the attach (test hook widens the
+# window): killed once pmuprof sleeps in it (clock_nanosleep, syscall 230 in
+# /proc/PID/syscall), not after a fixed time that a loaded machine may
+# take to get pmuprof through its checks
+pm=$(readlink -f "$PMUPROF")
+sleep 30 &
 sp=$!
-PMUPROF_TEST_ATTACH_DELAY=1 bad exits-before-attach 1 "^pmuprof: PID $sp \(sleep\) exited before pmuprof could attach" \
+(
+	i=0
+	while [ $i -lt 400 ]; do
+		for c in $(pgrep -P $$); do
+			if [ "$(readlink /proc/$c/exe 2>/dev/null)" = "$pm" ] && grep -q '^230 ' /proc/$c/syscall 2>/dev/null; then
+				kill $sp
+				exit 0
+			fi
+		done
+		sleep 0.05
+		i=$((i + 1))
+	done
+	kill $sp
+) &
+killer=$!
+PMUPROF_TEST_ATTACH_DELAY=2 bad exits-before-attach 1 "^pmuprof: PID $sp \(sleep\) exited before pmuprof could attach" \
 	"$PMUPROF" record -e cpu-clock -o "$out" -p $sp
+wait $killer 2>/dev/null
 wait $sp 2>/dev/null
 # a zombie (exited, not reaped) is not a process to attach to
-sh -c 'sleep 0.2 & exec sleep 3' &
+sh -c 'sleep 0.2 & exec sleep 5' &
 zp=$!
-sleep 0.5
-z=$(pgrep -P $zp | head -1)
+# until the child is a zombie (0.2 s unloaded), not a fixed wait
+i=0
+while [ $i -lt 80 ]; do
+	z=$(pgrep -P $zp | head -1)
+	[ -n "$z" ] && grep -q ') Z' /proc/$z/stat 2>/dev/null && break
+	sleep 0.05
+	i=$((i + 1))
+done
 if [ -n "$z" ] && grep -q ') Z' /proc/$z/stat 2>/dev/null; then
 	bad zombie 1 "^pmuprof: PID $z \(sleep\) has exited" "$PMUPROF" record -o "$out" -p $z
 else

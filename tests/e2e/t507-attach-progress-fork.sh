@@ -24,8 +24,10 @@ sleep 0.5
 script -qec "$PMUPROF record -e cpu-clock -p $a --duration 1.5 -o $T/tty.pb.gz" /dev/null >"$T/tty.out" 2>&1
 # each update: a carriage return, erase-line (ESC [K), the line
 tr '\r' '\n' <"$T/tty.out" | sed "s/$(printf '\033')\[K//g" | grep '^\[ pmuprof: ' | tail -1 >"$T/last"
-# "[ pmuprof: 1.2 s, 2345 samples, 0 lost, 5 threads ]"
-if grep -Eq '^\[ pmuprof: 1\.[0-9] s, [1-9][0-9]* samples, [0-9]+ lost, [0-9]+ threads? \]' "$T/last"; then
+# "[ pmuprof: 1.2 s, 2345 samples, 0 lost, 5 threads ]": updated every
+# 250 ms, the last one at 1.25..1.5 s, later on a machine that starves
+# pmuprof's loop (so 1.0 s or more, not "1.x")
+if grep -Eq '^\[ pmuprof: [1-9][0-9]*\.[0-9] s, [1-9][0-9]* samples, [0-9]+ lost, [0-9]+ threads? \]' "$T/last"; then
 	pass progress-on-tty
 else
 	fail progress-on-tty "$(tr '\r' '\n' <"$T/tty.out" | head -3 | tr '\n' '|')"
@@ -47,11 +49,18 @@ kill $a 2>/dev/null
 wait $a 2>/dev/null
 
 # ---- a child forked after the attach ----
-# the parent idles, then forks a busy child: its samples carry the child's pid
-sh -c 'sleep 1; (i=0; while [ $i -lt 400000 ]; do i=$((i + 1)); done) & echo $! >"$1"; wait' sh "$T/child.pid" &
+# the parent idles (blocked opening a fifo), then, once pmuprof says it is
+# attached (not after a fixed time, which a loaded machine may overrun),
+# forks a busy child: its samples carry the child's pid
+mkfifo "$T/go"
+sh -c 'read x <"$2"; (i=0; while [ $i -lt 400000 ]; do i=$((i + 1)); done) & echo $! >"$1"; wait' sh "$T/child.pid" "$T/go" &
 p=$!
-sleep 0.3
-"$PMUPROF" record -e cpu-clock -F 1000 -p $p -o "$T/fork.pb.gz" 2>"$T/fork.err"
+"$PMUPROF" record -e cpu-clock -F 1000 -p $p -o "$T/fork.pb.gz" 2>"$T/fork.err" &
+r=$!
+i=0
+while ! grep -q '^pmuprof: attached' "$T/fork.err" 2>/dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+echo go >"$T/go"
+wait_bounded $r 60
 rc=$?
 wait $p 2>/dev/null
 child=$(cat "$T/child.pid" 2>/dev/null)

@@ -14,6 +14,8 @@ need_file fixture "$F"
 out=$T/out/prof.pb.gz
 raw=$T/out/cap.data
 mkdir -p "$T/out"
+# cpu_ms PID: the CPU time (utime + stime, ms) process PID has used so far
+cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d\n", ($12 + $13) * 1000 / hz }' /proc/"$1"/stat 2>/dev/null; }
 # the previous profile and capture: real ones
 "$PMUPROF" record -e cpu-clock -q -o "$out" --raw "$raw" -- "$F" -mode busy -n 1 -secs 0.3 ||
 	fail previous-record
@@ -63,6 +65,8 @@ if [ -z "$child" ]; then
 	kill -KILL $pid
 	exit 0
 fi
+# the truth: the CPU time the target used up to the kill
+cpu=$(cpu_ms "$child")
 kill -KILL "$child"
 wait_bounded $pid 10
 rc=$?
@@ -71,7 +75,10 @@ if "$PMUPROF" report -i "$out" --folded >"$T/f" 2>"$T/f.err"; then
 	pass target-kill-readable
 	n=$(sample_count "$T/e")
 	got=$(folded_total "$T/f")
-	if [ "$n" = "$got" ] && [ "$got" -ge 1000 ]; then pass target-kill-complete; else fail target-kill-complete "summary '$n', profile $got"; fi
+	echo "# target killed: $got samples, it used ${cpu:-?} ms of CPU before the kill"
+	# all it saw up to the kill: about a sample a ms of the target's CPU
+	# time by then (1 kHz; at least 0.75x: a loaded VM's late timer)
+	if [ "$n" = "$got" ] && [ "${cpu:-0}" -gt 0 ] && [ "$got" -ge $((cpu * 3 / 4)) ]; then pass target-kill-complete; else fail target-kill-complete "summary '$n', profile $got, ${cpu:-?} ms of CPU before the kill"; fi
 else
 	fail target-kill-readable "$(head -1 "$T/f.err")"
 fi

@@ -3,14 +3,15 @@
 # (two small files, code0.bin loops 200k times per call, code1.bin 400k),
 # over a thousand times while profiled.  Samples in the mapped code must be
 # named after the file that was mapped at that moment (so code1/code0 is
-# about 2), under main.remap, and nowhere else.
+# the ratio of the CPU times the fixture measured in each, about 2), under
+# main.remap, and nowhere else.
 . "$(dirname "$0")/lib.sh"
 need_perf
 F=$GOFIX/faults
 need_file fixture "$F"
 
 out=$T/prof.pb.gz
-"$PMUPROF" record -e cpu-clock -o "$out" -- "$F" -mode remap -secs 3 >"$T/o" 2>"$T/e"
+"$PMUPROF" record -e cpu-clock -o "$out" -- "$F" -mode remap -secs 3 -cpu "$T/cpu" >"$T/o" 2>"$T/e"
 rc=$?
 if [ $rc -eq 0 ]; then pass status; else fail status "exit $rc: $(head -2 "$T/e" | tr '\n' '|')"; fi
 n=$(sed -n 's/^remaps //p' "$T/o")
@@ -27,15 +28,30 @@ awk '{ n = $NF; t += n }
 	/code[01]\.bin/ && !/code[01]\.bin\+0x[0-9a-f]+;runtime\.sigtramp/ { any += n }
 	END { printf "%d %d %d %d %d %d\n", t, c0, c1, r0, r1, any }' "$T/f" >"$T/counts"
 read -r total c0 c1 r0 r1 any <"$T/counts"
-if [ "$total" -gt 0 ] && [ $((100 * (c0 + c1) / total)) -ge 50 ]; then
+# the truth: the CPU seconds the fixture's thread spent in each file's code
+# (CLOCK_THREAD_CPUTIME_ID around the calls) and in all (getrusage)
+t0=$(sed -n 's/^codecpu code0=\([0-9.]*\) .*/\1/p' "$T/o")
+t1=$(sed -n 's/^codecpu .*code1=\([0-9.]*\).*/\1/p' "$T/o")
+tc=$(sed -n 's/^cpu //p' "$T/cpu" 2>/dev/null)
+echo "# samples: code0 $c0, code1 $c1 of $total; fixture: code0 ${t0:-?} s, code1 ${t1:-?} s of ${tc:-?} s CPU"
+# the share of samples in the mapped code: that of the CPU time, +-10 points
+# (the fixture's two clock reads per 20 calls are in neither)
+if [ "$total" -gt 0 ] && awk -v c="$((c0 + c1))" -v t="$total" -v a="${t0:-0}" -v b="${t1:-0}" -v p="${tc:-0}" \
+	'BEGIN { s = 100 * c / t; w = 100 * (a + b) / p; exit !(p > 0 && s >= w - 10 && s <= w + 10) }'; then
 	pass code-sampled
 else
-	fail code-sampled "code0 $c0 + code1 $c1 of $total samples"
+	fail code-sampled "code0 $c0 + code1 $c1 of $total samples; the fixture spent ${t0:-?} + ${t1:-?} of ${tc:-?} s there"
 fi
-if [ "$c0" -gt 0 ] && awk -v a="$c1" -v b="$c0" 'BEGIN { r = a / b; exit !(r > 1.4 && r < 2.8) }'; then
+# code1/code0 against the measured ratio r: which file a sample lands in is
+# a draw (the 1 ms timer against ~1.2/2.4 ms blocks of calls), so ln of the
+# ratio has sd ~ sqrt(1/c0 + 1/c1): within 4 of them.  It must also tell
+# 2 from 1 (every sample named after either file alike), so 4 sd < ln 2.
+if [ "$c0" -gt 0 ] && [ "$c1" -gt 0 ] && awk -v a="$c1" -v b="$c0" -v x="${t1:-0}" -v y="${t0:-0}" \
+	'BEGIN { if (x <= 0 || y <= 0) exit 1; sd = sqrt(1 / a + 1 / b); d = log(a / b) - log(x / y);
+		exit !(4 * sd < log(2) && d <= 4 * sd && d >= -4 * sd) }'; then
 	pass right-file
 else
-	fail right-file "code1 $c1 / code0 $c0, expected about 2"
+	fail right-file "code1 $c1 / code0 $c0, the fixture measured ${t1:-?} / ${t0:-?} s"
 fi
 if [ $((r0 + r1)) -eq $((c0 + c1)) ] && [ "$any" -eq $((c0 + c1)) ]; then
 	pass stacks

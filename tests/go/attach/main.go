@@ -25,6 +25,17 @@
 //	round R ok x=HEX workers=TID,TID,TID elapsed=SECONDS
 //
 // (or "round R MISMATCH ..." and exit 1).  After -rounds rounds it exits 0.
+//
+// Just before that line it prints its own accounting of the CPU time the
+// round used (seconds, from getrusage: RUSAGE_THREAD for each worker and
+// idle thread, RUSAGE_SELF for the process), the truth a profile of it is
+// compared with:
+//
+//	cpu round=R late1=S late2=S late3=S process=S idle-min=S idle-total=S
+//
+// With -idle-cpu D each idle thread spins until its thread has used D of
+// CPU time in the round (and at least -idle-iters iterations), so that the
+// time sampled does not depend on the speed of the CPU.
 package main
 
 import (
@@ -94,6 +105,33 @@ func idleSpin(n int) uint64 {
 	return x
 }
 
+// cpuNow is the CPU time (user + system) of this thread (self false) or of
+// the whole process (self true).
+func cpuNow(self bool) time.Duration {
+	var ru syscall.Rusage
+	who := 1 // RUSAGE_THREAD
+	if self {
+		who = syscall.RUSAGE_SELF
+	}
+	if syscall.Getrusage(who, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+var idleCPU time.Duration
+
+// spinIdle spins n iterations, then on until this thread used idleCPU since
+// t0; returns the thread CPU time the spin used.
+func spinIdle(n int) time.Duration {
+	t0 := cpuNow(false)
+	sink += idleSpin(n)
+	for idleCPU > 0 && cpuNow(false)-t0 < idleCPU {
+		sink += idleSpin(20000)
+	}
+	return cpuNow(false) - t0
+}
+
 func threadIDs() map[int]bool {
 	ids := map[int]bool{}
 	d, err := os.Open("/proc/self/task")
@@ -114,6 +152,7 @@ type result struct {
 	tid    int
 	chunks []uint64
 	ok     bool
+	cpu    time.Duration
 }
 
 // onFreshThread runs f on an OS thread that is not in old.
@@ -133,6 +172,7 @@ func onFreshThread(old map[int]bool, tries int, f func(tid int)) {
 
 func round(r int, n, idleIters int, idle []chan int) bool {
 	t0 := time.Now()
+	c0 := cpuNow(true)
 	old := threadIDs()
 	var wg sync.WaitGroup
 	for _, c := range idle {
@@ -153,6 +193,8 @@ func round(r int, n, idleIters int, idle []chan int) bool {
 			defer wg.Done()
 			x := uint64(0x9e3779b97f4a7c15) + uint64(r)
 			res[k] = result{tid: tid, ok: true}
+			t0 := cpuNow(false)
+			defer func() { res[k].cpu = cpuNow(false) - t0 }()
 			for c := 0; c <= k; c++ {
 				var s uint64
 				x, s = funcs[k](n, x)
@@ -164,10 +206,18 @@ func round(r int, n, idleIters int, idle []chan int) bool {
 		})
 	}
 	wg.Wait()
-	for _, c := range idle {
-		<-c
+	var idleMin, idleTotal time.Duration
+	for i, c := range idle {
+		d := time.Duration(<-c)
+		if i == 0 || d < idleMin {
+			idleMin = d
+		}
+		idleTotal += d
 	}
 	el := time.Since(t0).Seconds()
+	fmt.Printf("cpu round=%d late1=%.6f late2=%.6f late3=%.6f process=%.6f idle-min=%.6f idle-total=%.6f\n", r,
+		res[0].cpu.Seconds(), res[1].cpu.Seconds(), res[2].cpu.Seconds(), (cpuNow(true) - c0).Seconds(),
+		idleMin.Seconds(), idleTotal.Seconds())
 	ok := true
 	tids := []string{}
 	for k := 0; k < 3; k++ {
@@ -195,6 +245,7 @@ func main() {
 	idleIters := flag.Int("idle-iters", 4_000_000, "iterations each idle thread spins per round")
 	rounds := flag.Int("rounds", 1, "rounds before exiting")
 	start := flag.Duration("start", 0, "start each round after this delay instead of on SIGUSR1")
+	flag.DurationVar(&idleCPU, "idle-cpu", 0, "CPU time each idle thread spins at least per round")
 	flag.Parse()
 	if *scale <= 0 || *scale > 1000 || *threads < 0 || *threads > 5000 || *rounds < 1 {
 		fmt.Fprintln(os.Stderr, "attach: bad flags")
@@ -210,8 +261,7 @@ func main() {
 			runtime.LockOSThread()
 			started <- syscall.Gettid()
 			for it := range c {
-				sink += idleSpin(it)
-				c <- 0
+				c <- int(spinIdle(it))
 			}
 		}(idle[i])
 	}

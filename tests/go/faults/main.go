@@ -4,14 +4,19 @@
 //	busy     N goroutines (-n) spin in main.spin until -secs pass
 //	threads  create and destroy OS threads as fast as possible: each
 //	         goroutine locks itself to a new thread and exits locked, so the
-//	         runtime ends that thread; one in 8 spins 1 ms first;
-//	         prints "threads N" (N created)
+//	         runtime ends that thread; one in 8 spins 1.5 ms of its own CPU
+//	         time first; prints "threads N" (N created, N/8 of them spun)
 //	remap    map a small file of x86-64 code PROT_EXEC, call into it, unmap
 //	         it, map it again elsewhere (alternating two files), over and
-//	         over; prints "remaps N"
+//	         over; prints "remaps N", then "codecpu code0=S code1=S" (the
+//	         CPU seconds its thread spent in calls of each file's code)
 //	deep     spin at the bottom of a 3000-frame recursion (main.deep)
 //	stacks   spin under many distinct stacks: a chain of 10 calls, each
 //	         one of main.pa .. main.pd picked by the bits of a counter
+//
+// -cpu FILE: at a normal exit, write "cpu S" to FILE, S the CPU seconds
+// (user + system, getrusage RUSAGE_SELF) the process used: the truth a
+// profile's sample count is compared with.
 package main
 
 import (
@@ -28,6 +33,13 @@ import (
 )
 
 var sink uint64
+
+// threadCPU is the CPU time this thread has used (CLOCK_THREAD_CPUTIME_ID).
+func threadCPU() time.Duration {
+	var ts syscall.Timespec
+	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3, uintptr(unsafe.Pointer(&ts)), 0)
+	return time.Duration(ts.Nano())
+}
 
 //go:noinline
 func spin(stop *int32) {
@@ -52,17 +64,19 @@ func busy(n int, d time.Duration) {
 	wg.Wait()
 }
 
-// One thread in 8 spins 1 ms (a cpu-clock sample needs 1 ms of CPU on one
-// thread), the rest almost nothing, so the churn is fast and still sampled.
+// One thread in 8 spins until it has used 1.5 ms of CPU time (a cpu-clock
+// sample at 1 kHz needs 1 ms of CPU on one thread: each such thread is
+// worth one sample, whatever the load or the speed of the CPU), the rest
+// almost nothing, so the churn is fast and still sampled.
 //
 //go:noinline
 func threadBody(done chan<- struct{}, long bool) {
 	runtime.LockOSThread()
 	x := uint64(3)
 	if long {
-		t0 := time.Now()
-		for time.Since(t0) < time.Millisecond {
-			for i := 0; i < 1000; i++ {
+		t0 := threadCPU()
+		for threadCPU()-t0 < 1500*time.Microsecond {
+			for i := 0; i < 20000; i++ {
 				x = x*x + 1
 			}
 		}
@@ -123,18 +137,22 @@ func remap(d time.Duration) {
 		}
 		fds[i] = fd
 	}
+	runtime.LockOSThread()
 	end := time.Now().Add(d)
 	n := 0
 	var keep [][]byte
+	var incode [2]time.Duration
 	for time.Now().Before(end) {
 		mem, err := syscall.Mmap(fds[n%2], 0, 4096, syscall.PROT_READ|syscall.PROT_EXEC,
 			syscall.MAP_PRIVATE)
 		if err != nil {
 			panic(err)
 		}
+		t0 := threadCPU()
 		for k := 0; k < 20; k++ {
 			callCode(mem)
 		}
+		incode[n%2] += threadCPU() - t0
 		// every third mapping stays a little longer, so addresses move
 		if n%3 == 0 {
 			keep = append(keep, mem)
@@ -151,6 +169,7 @@ func remap(d time.Duration) {
 		syscall.Munmap(m)
 	}
 	fmt.Printf("remaps %d\n", n)
+	fmt.Printf("codecpu code0=%.6f code1=%.6f\n", incode[0].Seconds(), incode[1].Seconds())
 }
 
 //go:noinline
@@ -211,6 +230,7 @@ func main() {
 	mode := flag.String("mode", "busy", "busy, threads, remap, deep or stacks")
 	secs := flag.Float64("secs", 3, "seconds to run")
 	n := flag.Int("n", 2, "busy goroutines")
+	cpuFile := flag.String("cpu", "", "write the process's CPU seconds to this file at exit")
 	flag.Parse()
 	d := time.Duration(*secs * float64(time.Second))
 	switch *mode {
@@ -228,5 +248,14 @@ func main() {
 	default:
 		fmt.Fprintln(os.Stderr, "unknown mode", *mode)
 		os.Exit(2)
+	}
+	if *cpuFile != "" {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		s := float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+		if err := os.WriteFile(*cpuFile, []byte(fmt.Sprintf("cpu %.6f\n", s)), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	}
 }
