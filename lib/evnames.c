@@ -48,7 +48,6 @@ static const struct evdef events[] = {
 	{ "dummy", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY },
 };
 
-
 /* Case-insensitive Levenshtein distance; both strings are at most NAME_MAX_LEN. */
 static unsigned edit_distance(const char *a, const char *b)
 {
@@ -75,7 +74,6 @@ static unsigned edit_distance(const char *a, const char *b)
 	}
 	return row[lb];
 }
-
 
 void suggest_init(struct suggest *sg, const char *typed)
 {
