@@ -1,0 +1,244 @@
+/*
+ * The runtime's layouts: the offsets of runtime.g and runtime.m from the
+ * binary's DWARF, or from a table per Go version.  See goroutine.h.
+ */
+#include "gorlayout.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+
+#include "util.h"
+
+/* ---- layouts ---- */
+
+static int parse_minor(const char *v)
+{
+	char *end;
+	long minor;
+
+	if (!v || strncmp(v, "go1.", 4) != 0)
+		return -1;
+	minor = strtol(v + 4, &end, 10);
+	if (end == v + 4 || minor < 0 || minor > 1000)
+		return -1;
+	return (int)minor;
+}
+
+/*
+ * The bytes of g and m to read: up to the end of the last field.  False
+ * when a field lies beyond what one read takes (a layout from hostile
+ * DWARF, or a caller's): such a layout is never used.
+ */
+bool finish_layout(struct pm_gor_layout *l)
+{
+	uint32_t f[] = { l->g_m, l->g_status, l->g_goid, l->g_parent_goid, l->g_gopc,
+			 l->g_startpc, l->g_ancestors, l->g_labels, l->g_sched_sp, l->g_sched_pc,
+			 l->g_sched_bp, 8 };
+	uint32_t mf[] = { l->m_procid, l->m_gsignal, l->m_curg, 8 };
+	size_t i;
+
+	l->g_size = 16;
+	for (i = 0; i < PM_ARRAY_SIZE(f); i++) {
+		if (f[i] > G_READ_MAX - 8)
+			return false;
+		if (f[i] + 8 > l->g_size)
+			l->g_size = f[i] + 8;
+	}
+	l->m_size = 8;
+	for (i = 0; i < PM_ARRAY_SIZE(mf); i++) {
+		if (mf[i] > M_READ_MAX - 8)
+			return false;
+		if (mf[i] + 8 > l->m_size)
+			l->m_size = mf[i] + 8;
+	}
+	return true;
+}
+
+/*
+ * g.sched is the gobuf at 56 in every version: sp 0, pc 8, then (ret,) lr,
+ * bp; gobuf.ret went away in 1.25, so bp is at 48 before and 40 after.
+ */
+#define G_SCHED 56
+
+static void sched_layout(struct pm_gor_layout *l, int minor)
+{
+	l->g_sched_sp = G_SCHED;
+	l->g_sched_pc = G_SCHED + 8;
+	l->g_sched_bp = G_SCHED + (minor >= 25 ? 40 : 48);
+}
+
+static enum pm_gor_labels_kind labels_kind(int minor)
+{
+	if (minor < 0)
+		return PM_GOR_LABELS_NONE;
+	return minor <= 23 ? PM_GOR_LABELS_MAP : PM_GOR_LABELS_SLICE;
+}
+
+int pm_gor_layout_version(const char *version, struct pm_gor_layout *out)
+{
+	/*
+	 * go-internals.md section 5.  Each row was recomputed from the runtime
+	 * sources (go/types, linux/amd64 sizes) at go1.19, go1.20, go1.21.0,
+	 * go1.22rc1 and the freeze before each later release; 1.26 and 1.27
+	 * also from the stores in runtime.newproc1, execute, minit and gogo of
+	 * esbuild (go1.26.5) and lefthook (go1.27.0), which agree: 1.27 kept
+	 * 1.26's g and m.
+	 */
+	static const struct {
+		int lo, hi;
+		uint32_t status, goid, parent, gopc, startpc, anc, labels, procid, gsignal, curg;
+	} t[] = {
+		{ 19, 20, 144, 152, 0, 296, 312, 304, 360, 72, 80, 192 },
+		{ 21, 22, 144, 152, 272, 280, 296, 288, 344, 72, 80, 192 },
+		{ 23, 24, 152, 160, 280, 288, 304, 296, 352, 72, 80, 192 },
+		{ 25, 25, 144, 152, 272, 280, 296, 288, 344, 64, 72, 184 },
+		{ 26, 27, 144, 152, 280, 288, 304, 296, 352, 64, 72, 184 },
+	};
+	int minor = parse_minor(version);
+	size_t i;
+
+	for (i = 0; i < PM_ARRAY_SIZE(t); i++) {
+		if (minor < t[i].lo || minor > t[i].hi)
+			continue;
+		memset(out, 0, sizeof(*out));
+		out->minor = minor;
+		out->g_m = 48;
+		out->g_status = t[i].status;
+		out->g_goid = t[i].goid;
+		out->g_parent_goid = t[i].parent;
+		out->g_gopc = t[i].gopc;
+		out->g_startpc = t[i].startpc;
+		out->g_ancestors = t[i].anc;
+		out->g_labels = t[i].labels;
+		out->m_procid = t[i].procid;
+		out->m_gsignal = t[i].gsignal;
+		out->m_curg = t[i].curg;
+		sched_layout(out, minor);
+		out->labels = labels_kind(minor);
+		return finish_layout(out) ? 0 : -ENOTSUP;
+	}
+	return -ENOTSUP;
+}
+
+static bool member_offset(Dwarf_Die *member, uint32_t *off)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	if (!dwarf_attr(member, DW_AT_data_member_location, &a) || dwarf_formudata(&a, &w) != 0 ||
+	    w > 65536)
+		return false;
+	*off = (uint32_t)w;
+	return true;
+}
+
+/* Fill the fields of struct @die named in @names into @offs; the count found. */
+static int struct_members(Dwarf_Die *die, const char *const *names, uint32_t **offs, size_t n)
+{
+	Dwarf_Die c;
+	int found = 0, guard = 0;
+
+	if (dwarf_child(die, &c) != 0)
+		return 0;
+	do {
+		const char *nm = dwarf_diename(&c);
+		size_t i;
+
+		if (dwarf_tag(&c) != DW_TAG_member || !nm)
+			continue;
+		for (i = 0; i < n; i++)
+			if (strcmp(nm, names[i]) == 0 && member_offset(&c, offs[i]))
+				found++;
+	} while (dwarf_siblingof(&c, &c) == 0 && ++guard < 4096);
+	return found;
+}
+
+int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_layout *out)
+{
+	Dwarf *dw;
+	Elf *elf;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	int fd, rc = -ENOENT, guard = 0;
+	bool have_g = false, have_m = false, have_buf = false;
+	uint32_t sched = 0, buf_sp = UINT32_MAX, buf_pc = UINT32_MAX, buf_bp = UINT32_MAX;
+	struct pm_gor_layout l;
+
+	fd = pm_open_regular(path);
+	if (fd < 0)
+		return -ENOENT;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	memset(&l, 0, sizeof(l));
+	/* Go names each compile unit after its package: only "runtime" is walked */
+	while (dw && !(have_g && have_m && have_buf) && guard++ < 100000 &&
+	       dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, d;
+		const char *name;
+		int k = 0;
+
+		if (!dwarf_offdie(dw, off + hsize, &cu))
+			break;
+		off = next;
+		name = dwarf_diename(&cu);
+		if (!name || strcmp(name, "runtime") != 0 || dwarf_child(&cu, &d) != 0)
+			continue;
+		do {
+			const char *nm;
+
+			if (dwarf_tag(&d) != DW_TAG_structure_type || !(nm = dwarf_diename(&d)))
+				continue;
+			if (!have_g && strcmp(nm, "runtime.g") == 0) {
+				const char *names[] = { "m",	     "goid",	  "parentGoid",
+							"gopc",	     "startpc",	  "ancestors",
+							"labels",    "atomicstatus", "sched" };
+				uint32_t *offs[] = { &l.g_m,	   &l.g_goid,	   &l.g_parent_goid,
+						     &l.g_gopc,	   &l.g_startpc,   &l.g_ancestors,
+						     &l.g_labels,  &l.g_status,	   &sched };
+				have_g = struct_members(&d, names, offs, 9) >= 7;
+			} else if (!have_buf && strcmp(nm, "runtime.gobuf") == 0) {
+				const char *names[] = { "sp", "pc", "bp" };
+				uint32_t *offs[] = { &buf_sp, &buf_pc, &buf_bp };
+				have_buf = struct_members(&d, names, offs, 3) == 3;
+			} else if (!have_m && strcmp(nm, "runtime.m") == 0) {
+				const char *names[] = { "procid", "gsignal", "curg" };
+				uint32_t *offs[] = { &l.m_procid, &l.m_gsignal, &l.m_curg };
+				have_m = struct_members(&d, names, offs, 3) == 3;
+			}
+		} while (!(have_g && have_m && have_buf) && dwarf_siblingof(&d, &d) == 0 &&
+			 ++k < 1000000);
+	}
+	if (have_g && have_m && l.g_m && l.g_goid && l.g_gopc && l.g_status && l.m_procid &&
+	    l.m_curg) {
+		l.from_dwarf = true;
+		l.minor = parse_minor(version);
+		if (l.minor < 0)
+			l.minor = 0;
+		l.labels = l.g_labels ? labels_kind(parse_minor(version)) : PM_GOR_LABELS_NONE;
+		/* g.sched from DWARF when it has it all, else the version's gobuf */
+		if (sched && have_buf && buf_sp < 64 && buf_pc < 64 && buf_bp < 64) {
+			l.g_sched_sp = sched + buf_sp;
+			l.g_sched_pc = sched + buf_pc;
+			l.g_sched_bp = sched + buf_bp;
+		} else {
+			sched_layout(&l, l.minor);
+		}
+		if (finish_layout(&l)) {
+			*out = l;
+			rc = 0;
+		}
+	}
+	if (dw)
+		dwarf_end(dw);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return rc;
+}
