@@ -198,12 +198,12 @@ static int parse_term(struct terms_ctx *c, char *term, char *err, size_t errlen)
 		c->cfg[key[6] ? key[6] - '0' : 0] |= val;
 		return 0;
 	}
-	if (!safe_component(key, strlen(key))) {
+	if (!pm_evt_safe_component(key, strlen(key))) {
 		pm_seterr(err, errlen, "bad term name '%s' in '%s'", key, c->text);
 		return -EINVAL;
 	}
 	snprintf(path, sizeof(path), "%s/%s/format/%s", pm_evt_sysfs(), c->pmu, key);
-	if (read_line(path, fmt, sizeof(fmt)) == 0) {
+	if (pm_evt_read_line(path, fmt, sizeof(fmt)) == 0) {
 		if (term_value(vs, &val)) {
 			pm_seterr(err, errlen, "bad value '%s' for '%s' in '%s'", vs, key, c->text);
 			return -EINVAL;
@@ -218,7 +218,7 @@ static int parse_term(struct terms_ctx *c, char *term, char *err, size_t errlen)
 	}
 	/* an event alias of the PMU: SYSFS/PMU/events/NAME holds terms */
 	snprintf(path, sizeof(path), "%s/%s/events/%s", pm_evt_sysfs(), c->pmu, key);
-	if (!eq && c->depth == 0 && read_line(path, fmt, sizeof(fmt)) == 0) {
+	if (!eq && c->depth == 0 && pm_evt_read_line(path, fmt, sizeof(fmt)) == 0) {
 		c->depth++;
 		rc = parse_terms(c, fmt, err, errlen);
 		c->depth--;
@@ -230,20 +230,20 @@ static int parse_term(struct terms_ctx *c, char *term, char *err, size_t errlen)
 		DIR *d;
 		struct dirent *de;
 
-		suggest_init(&sg, key);
+		pm_evt_suggest_init(&sg, key);
 		for (int pass = 0; pass < 2; pass++) {
 			snprintf(dir, sizeof(dir), "%s/%s/%s", pm_evt_sysfs(), c->pmu,
 				 pass ? "events" : "format");
 			d = opendir(dir);
 			for (int n = 0; d && n < 10000 && (de = readdir(d)); n++)
 				if (de->d_name[0] != '.')
-					suggest_add(&sg, de->d_name);
+					pm_evt_suggest_add(&sg, de->d_name);
 			if (d)
 				closedir(d);
 		}
 		if (sg.n)
 			pm_seterr(err, errlen, "unknown term '%s' for PMU '%s' in '%s' (did you mean %s?)",
-			       key, c->pmu, c->text, suggest_list(&sg, list, sizeof(list)));
+			       key, c->pmu, c->text, pm_evt_suggest_list(&sg, list, sizeof(list)));
 		else
 			pm_seterr(err, errlen,
 			       "unknown term '%s' for PMU '%s' in '%s' (see %s/%s/format/)", key,
@@ -296,9 +296,9 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 	memset(&tc, 0, sizeof(tc));
 	tc.text = text;
 	if (!strncmp(text, "uprobe:", 7)) {
-		rc = uprobe_type(text, &out->type, err, errlen);
+		rc = pm_evt_uprobe_type(text, &out->type, err, errlen);
 		if (!rc)
-			rc = parse_uprobe(text, text + 7, out, err, errlen);
+			rc = pm_evt_parse_uprobe(text, text + 7, out, err, errlen);
 		if (rc)
 			return rc;
 		out->kind = PM_EVT_UPROBE;
@@ -307,7 +307,7 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 		goto values;
 	}
 	if (!strncmp(text, "uretprobe:", 10)) {
-		pm_seterr(err, errlen, "cannot probe '%s': %s", text, retprobe_why);
+		pm_seterr(err, errlen, "cannot probe '%s': %s", text, pm_evt_retprobe_why);
 		return -EINVAL;
 	}
 	if (slash) {
@@ -341,7 +341,7 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 		}
 		memcpy(name, text, nlen);
 		name[nlen] = 0;
-		if (!memchr(name, ':', nlen) && is_pmu(name, nlen)) {
+		if (!memchr(name, ':', nlen) && pm_evt_is_pmu(name, nlen)) {
 			char path[4400];
 			uint64_t type;
 
@@ -351,7 +351,7 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 				return -EINVAL;
 			}
 			snprintf(path, sizeof(path), "%s/%s/type", pm_evt_sysfs(), name);
-			if (read_u64_file(path, &type) || type > UINT32_MAX) {
+			if (pm_evt_read_u64_file(path, &type) || type > UINT32_MAX) {
 				pm_seterr(err, errlen, "cannot read the type of PMU '%s' (%s)", name,
 				       path);
 				return -EINVAL;
@@ -386,7 +386,7 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 			snprintf(out->name, sizeof(out->name), "%.*s", (int)(last + 1 - text),
 				 text);
 		} else {
-			rc = parse_named(name, text, out, err, errlen);
+			rc = pm_evt_parse_named(name, text, out, err, errlen);
 			if (rc)
 				return rc;
 			rc = parse_terms(&tc, terms, err, errlen);
@@ -410,9 +410,9 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 				head[0] = 0;
 			}
 			memset(&tmp, 0, sizeof(tmp));
-			if ((head[0] && parse_named(head, text, &tmp, NULL, 0) == 0 &&
+			if ((head[0] && pm_evt_parse_named(head, text, &tmp, NULL, 0) == 0 &&
 			     tmp.kind != PM_EVT_TRACEPOINT) ||
-			    (!c2 && all_mod_chars(c1 + 1) && !tp_subsystem(text, nlen))) {
+			    (!c2 && all_mod_chars(c1 + 1) && !pm_evt_tp_subsystem(text, nlen))) {
 				modstr = c1 + 1;
 			} else {
 				nlen = c2 ? (size_t)(c2 - text) : strlen(text);
@@ -429,7 +429,7 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 		}
 		memcpy(name, text, nlen);
 		name[nlen] = 0;
-		rc = parse_named(name, text, out, err, errlen);
+		rc = pm_evt_parse_named(name, text, out, err, errlen);
 		if (rc)
 			return rc;
 	}

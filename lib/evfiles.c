@@ -49,7 +49,7 @@ const char *pm_evt_tracefs(void)
 }
 
 /* A path component from the user: letters, digits, '_', '-', '.', not "." or "..". */
-bool safe_component(const char *s, size_t len)
+bool pm_evt_safe_component(const char *s, size_t len)
 {
 	if (!len || len > 255 || (s[0] == '.' && (len == 1 || (len == 2 && s[1] == '.'))))
 		return false;
@@ -60,7 +60,7 @@ bool safe_component(const char *s, size_t len)
 }
 
 /* A small text file's first line, trailing whitespace removed.  0 or -errno. */
-int read_line(const char *path, char *buf, size_t len)
+int pm_evt_read_line(const char *path, char *buf, size_t len)
 {
 	char *data;
 	int rc = pm_read_file(path, &data, 4096);
@@ -79,10 +79,10 @@ int read_line(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-int read_u64_file(const char *path, uint64_t *v)
+int pm_evt_read_u64_file(const char *path, uint64_t *v)
 {
 	char line[64], *end;
-	int rc = read_line(path, line, sizeof(line));
+	int rc = pm_evt_read_line(path, line, sizeof(line));
 
 	if (rc)
 		return rc;
@@ -94,25 +94,25 @@ int read_u64_file(const char *path, uint64_t *v)
 }
 
 /* Is @name (len bytes) a PMU directory in sysfs? */
-bool is_pmu(const char *name, size_t len)
+bool pm_evt_is_pmu(const char *name, size_t len)
 {
 	char path[4400];
 	struct stat st;
 
-	if (!safe_component(name, len))
+	if (!pm_evt_safe_component(name, len))
 		return false;
 	snprintf(path, sizeof(path), "%s/%.*s/type", pm_evt_sysfs(), (int)len, name);
 	return stat(path, &st) == 0;
 }
 
 /* The uprobe PMU's type from sysfs.  0 or -EINVAL with the message. */
-int uprobe_type(const char *text, uint32_t *type, char *err, size_t errlen)
+int pm_evt_uprobe_type(const char *text, uint32_t *type, char *err, size_t errlen)
 {
 	char path[4200];
 	uint64_t v;
 
 	snprintf(path, sizeof(path), "%s/uprobe/type", pm_evt_sysfs());
-	if (read_u64_file(path, &v) || v > UINT32_MAX) {
+	if (pm_evt_read_u64_file(path, &v) || v > UINT32_MAX) {
 		pm_seterr(err, errlen,
 		       "cannot probe '%s': this kernel has no uprobe PMU (%s; needs "
 		       "CONFIG_UPROBE_EVENTS, Linux 4.17+)",
@@ -147,13 +147,13 @@ static void tp_unknown(const char *root, const char *sub, const char *name, char
 	d = opendir(dir);
 	have_sub = d != NULL;
 	snprintf(typed, sizeof(typed), "%.140s:%.140s", sub, name);
-	suggest_init(&sg, typed);
+	pm_evt_suggest_init(&sg, typed);
 	if (d) {
 		for (int n = 0; n < 100000 && (de = readdir(d)); n++)
 			if (de->d_name[0] != '.' && strcmp(de->d_name, "enable") &&
 			    strcmp(de->d_name, "filter")) {
 				snprintf(cand, sizeof(cand), "%s:%s", sub, de->d_name);
-				suggest_add(&sg, cand);
+				pm_evt_suggest_add(&sg, cand);
 			}
 		closedir(d);
 	} else {
@@ -170,9 +170,9 @@ static void tp_unknown(const char *root, const char *sub, const char *name, char
 					continue;
 				snprintf(cand, sizeof(cand), "%s:%s", de->d_name, de2->d_name);
 				if (!strcmp(de2->d_name, name))
-					suggest_add_dist(&sg, cand, 0);
+					pm_evt_suggest_add_dist(&sg, cand, 0);
 				else
-					suggest_add(&sg, cand);
+					pm_evt_suggest_add(&sg, cand);
 			}
 			if (d2)
 				closedir(d2);
@@ -182,7 +182,7 @@ static void tp_unknown(const char *root, const char *sub, const char *name, char
 	}
 	if (sg.n)
 		pm_seterr(err, errlen, "unknown tracepoint '%s' (did you mean %s?)", typed,
-		       suggest_list(&sg, list, sizeof(list)));
+		       pm_evt_suggest_list(&sg, list, sizeof(list)));
 	else if (!have_sub)
 		pm_seterr(err, errlen, "unknown tracepoint '%s': no subsystem '%s' in %s/events", typed,
 		       sub, root);
@@ -191,7 +191,7 @@ static void tp_unknown(const char *root, const char *sub, const char *name, char
 }
 
 /* @name is "sub:event".  0 with *id, or -EINVAL with the message. */
-int parse_tracepoint(const char *name, uint64_t *id, char *err, size_t errlen)
+int pm_evt_parse_tracepoint(const char *name, uint64_t *id, char *err, size_t errlen)
 {
 	const char *colon = strchr(name, ':'), *root;
 	char sub[256], ev[256], path[4700];
@@ -199,7 +199,7 @@ int parse_tracepoint(const char *name, uint64_t *id, char *err, size_t errlen)
 
 	sl = (size_t)(colon - name);
 	el = strlen(colon + 1);
-	if (!safe_component(name, sl) || !safe_component(colon + 1, el)) {
+	if (!pm_evt_safe_component(name, sl) || !pm_evt_safe_component(colon + 1, el)) {
 		pm_seterr(err, errlen, "bad tracepoint name '%s' (expected subsystem:name)", name);
 		return -EINVAL;
 	}
@@ -213,7 +213,7 @@ int parse_tracepoint(const char *name, uint64_t *id, char *err, size_t errlen)
 	memcpy(ev, colon + 1, el);
 	ev[el] = 0;
 	snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, sub, ev);
-	if (read_u64_file(path, id) == 0)
+	if (pm_evt_read_u64_file(path, id) == 0)
 		return 0;
 	if (access(path, F_OK) == 0 && errno != ENOENT) {
 		pm_seterr(err, errlen, "cannot read the id of tracepoint '%s' (%s): run as root", name,
@@ -225,13 +225,13 @@ int parse_tracepoint(const char *name, uint64_t *id, char *err, size_t errlen)
 }
 
 /* Is @sub a tracepoint subsystem here? */
-bool tp_subsystem(const char *sub, size_t len)
+bool pm_evt_tp_subsystem(const char *sub, size_t len)
 {
 	const char *root = pm_evt_tracefs();
 	char path[4400];
 	struct stat st;
 
-	if (!root || !safe_component(sub, len))
+	if (!root || !pm_evt_safe_component(sub, len))
 		return false;
 	snprintf(path, sizeof(path), "%s/events/%.*s", root, (int)len, sub);
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -309,7 +309,7 @@ int pm_evt_uprobe_define(struct pm_evt_spec *spec, unsigned idx, char *err, size
 	rc = tracefs_write(root, line);
 	if (rc == 0) {
 		snprintf(path, sizeof(path), "%s/events/%s/id", root, spec->probe);
-		rc = read_u64_file(path, &id);
+		rc = pm_evt_read_u64_file(path, &id);
 		if (rc)
 			pm_evt_uprobe_undefine(spec);
 	}

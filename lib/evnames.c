@@ -75,7 +75,7 @@ static unsigned edit_distance(const char *a, const char *b)
 	return row[lb];
 }
 
-void suggest_init(struct suggest *sg, const char *typed)
+void pm_evt_suggest_init(struct suggest *sg, const char *typed)
 {
 	size_t len = strlen(typed);
 
@@ -84,7 +84,7 @@ void suggest_init(struct suggest *sg, const char *typed)
 	sg->limit = (unsigned)PM_MIN((size_t)3, (len + 1) / 2);
 }
 
-void suggest_add_dist(struct suggest *sg, const char *cand, unsigned d)
+void pm_evt_suggest_add_dist(struct suggest *sg, const char *cand, unsigned d)
 {
 	size_t k;
 
@@ -108,14 +108,14 @@ void suggest_add_dist(struct suggest *sg, const char *cand, unsigned d)
 	}
 }
 
-void suggest_add(struct suggest *sg, const char *cand)
+void pm_evt_suggest_add(struct suggest *sg, const char *cand)
 {
 	if (cand)
-		suggest_add_dist(sg, cand, edit_distance(sg->typed, cand));
+		pm_evt_suggest_add_dist(sg, cand, edit_distance(sg->typed, cand));
 }
 
 /* "'a', 'b' or 'c'" into @buf; "" when none. */
-const char *suggest_list(const struct suggest *sg, char *buf, size_t len)
+const char *pm_evt_suggest_list(const struct suggest *sg, char *buf, size_t len)
 {
 	size_t off = 0;
 
@@ -272,11 +272,11 @@ static void suggest_builtin(struct suggest *sg)
 	const char *n;
 
 	for (size_t i = 0; i < PM_ARRAY_SIZE(events); i++) {
-		suggest_add(sg, events[i].name);
-		suggest_add(sg, events[i].alias);
+		pm_evt_suggest_add(sg, events[i].name);
+		pm_evt_suggest_add(sg, events[i].alias);
 	}
 	for (size_t i = PM_ARRAY_SIZE(events); (n = pm_evt_builtin(i, &k)); i++)
-		suggest_add(sg, n);
+		pm_evt_suggest_add(sg, n);
 }
 
 static bool parse_raw(const char *name, uint64_t *config)
@@ -293,7 +293,7 @@ static bool parse_raw(const char *name, uint64_t *config)
 }
 
 /* A named event without terms: generic, cache, raw or tracepoint.  Fills type/config/name/kind. */
-int parse_named(const char *name, const char *text, struct pm_evt_spec *out, char *err,
+int pm_evt_parse_named(const char *name, const char *text, struct pm_evt_spec *out, char *err,
 		size_t errlen)
 {
 	uint64_t config;
@@ -328,7 +328,7 @@ int parse_named(const char *name, const char *text, struct pm_evt_spec *out, cha
 		return 0;
 	}
 	if (strchr(name, ':')) {
-		rc = parse_tracepoint(name, &config, err, errlen);
+		rc = pm_evt_parse_tracepoint(name, &config, err, errlen);
 		if (rc)
 			return rc;
 		snprintf(out->name, sizeof(out->name), "%s", name);
@@ -341,11 +341,11 @@ int parse_named(const char *name, const char *text, struct pm_evt_spec *out, cha
 		struct suggest sg;
 		char list[400];
 
-		suggest_init(&sg, name);
+		pm_evt_suggest_init(&sg, name);
 		suggest_builtin(&sg);
 		if (sg.n)
 			pm_seterr(err, errlen, "unknown event '%s' (did you mean %s?)", name,
-			       suggest_list(&sg, list, sizeof(list)));
+			       pm_evt_suggest_list(&sg, list, sizeof(list)));
 		else
 			pm_seterr(err, errlen,
 			       "unknown event '%s'; run 'pmuprof list' to see the events here",

@@ -28,18 +28,18 @@ struct suggest {
 	char pick[3][128];
 };
 
-void suggest_init(struct suggest *sg, const char *typed);
+void pm_evt_suggest_init(struct suggest *sg, const char *typed);
 /* @cand at distance @d: kept when among the three nearest within the limit. */
-void suggest_add_dist(struct suggest *sg, const char *cand, unsigned d);
-void suggest_add(struct suggest *sg, const char *cand);
+void pm_evt_suggest_add_dist(struct suggest *sg, const char *cand, unsigned d);
+void pm_evt_suggest_add(struct suggest *sg, const char *cand);
 /* "'a', 'b' or 'c'" into @buf; "" when none. */
-const char *suggest_list(const struct suggest *sg, char *buf, size_t len);
+const char *pm_evt_suggest_list(const struct suggest *sg, char *buf, size_t len);
 
 /*
  * A named event without terms: generic, cache, raw or tracepoint.  Fills
  * type/config/name/kind.  0, or -EINVAL with one line in @err.
  */
-int parse_named(const char *name, const char *text, struct pm_evt_spec *out, char *err,
+int pm_evt_parse_named(const char *name, const char *text, struct pm_evt_spec *out, char *err,
 		size_t errlen);
 
 #endif

@@ -56,7 +56,7 @@ static int64_t vaddr_to_offset(const struct pm_elf *e, uint64_t vaddr)
 	return -1;
 }
 
-const char retprobe_why[] =
+const char pm_evt_retprobe_why[] =
 	"return probes are refused: a uretprobe replaces the return address on the "
 	"stack, which Go's stack copying and traceback do not expect (crashes, broken "
 	"stacks); probe the function's entry with uprobe:BINARY:SYMBOL";
@@ -69,7 +69,7 @@ static void sym_unknown(const char *bin, const char *sym, struct pm_go *go, char
 	char list[600], tail[300];
 	size_t n = go ? pm_go_nfuncs(go) : 0, slen = strlen(sym);
 
-	suggest_init(&sg, sym);
+	pm_evt_suggest_init(&sg, sym);
 	snprintf(tail, sizeof(tail), ".%s", sym);
 	for (size_t i = 0; i < n && i < 2000000; i++) {
 		const char *f = pm_go_func_name(go, (long)i);
@@ -79,15 +79,15 @@ static void sym_unknown(const char *bin, const char *sym, struct pm_go *go, char
 			continue;
 		fl = strlen(f);
 		if (fl > strlen(tail) && !strcmp(f + fl - strlen(tail), tail))
-			suggest_add_dist(&sg, f, 0);
+			pm_evt_suggest_add_dist(&sg, f, 0);
 		else if (slen >= 4 && strstr(f, sym))
-			suggest_add_dist(&sg, f, 1);
+			pm_evt_suggest_add_dist(&sg, f, 1);
 		else if (fl <= NAME_MAX_LEN)
-			suggest_add(&sg, f);
+			pm_evt_suggest_add(&sg, f);
 	}
 	if (sg.n)
 		pm_seterr(err, errlen, "no function '%s' in %s (did you mean %s?)", sym, bin,
-		       suggest_list(&sg, list, sizeof(list)));
+		       pm_evt_suggest_list(&sg, list, sizeof(list)));
 	else
 		pm_seterr(err, errlen, "no function '%s' in %s (%s)", sym, bin,
 		       go ? "neither in its Go function table nor its ELF symbols"
@@ -127,7 +127,7 @@ static size_t go_stack_check_len(const uint8_t *b)
 	return 0;
 }
 
-int parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *out, char *err,
+int pm_evt_parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *out, char *err,
 		 size_t errlen)
 {
 	const char *colon = strrchr(rest, ':');
@@ -154,7 +154,7 @@ int parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *out, ch
 	bin[bl] = 0;
 	memcpy(sym, colon + 1, sl + 1);
 	if (sl > 7 && !strcmp(sym + sl - 7, "%return")) {
-		pm_seterr(err, errlen, "cannot probe '%s': %s", text, retprobe_why);
+		pm_seterr(err, errlen, "cannot probe '%s': %s", text, pm_evt_retprobe_why);
 		return -EINVAL;
 	}
 	real = strchr(bin, '/') ? realpath(bin, NULL) : pm_target_resolve(bin);

@@ -14,14 +14,14 @@
 #include "events.h"
 
 /* Why uretprobe: and SYMBOL%return are refused. */
-extern const char retprobe_why[];
+extern const char pm_evt_retprobe_why[];
 
 /*
  * @rest is "BINARY:SYMBOL" (after "uprobe:" in @text): fills out->path,
  * symbol, name and config2 (the file offset).  Reads the binary.  0, or
  * -EINVAL with one line in @err.
  */
-int parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *out, char *err,
+int pm_evt_parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *out, char *err,
 		 size_t errlen);
 
 #endif

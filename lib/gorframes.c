@@ -308,7 +308,7 @@ static bool find_layout(struct gproc *p, struct pm_maps *maps, pid_t pid,
 bool pm_gor_unw_abi(struct pm_gor *g, struct pm_maps *maps, pid_t pid, const uint64_t *pcs,
 		    size_t npcs, struct pm_unw_goabi *out)
 {
-	struct gproc *p = proc_of(g, pid);
+	struct gproc *p = pm_gor_proc_of(g, pid);
 	const struct pm_gor_layout *l = &p->l;
 
 	if (npcs == 0 ? p->state != 1 : !find_layout(p, maps, pid, pcs, npcs))
@@ -329,7 +329,7 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 			 pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
 			 const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap)
 {
-	struct gproc *p = proc_of(g, pid);
+	struct gproc *p = pm_gor_proc_of(g, pid);
 	struct pm_gor_info gi;
 	struct centry *e;
 	struct pm_stack_frame tf;
@@ -343,7 +343,7 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	if (!find_layout(p, maps, pid, pcs, npcs))
 		return n;
 	g->st_inspect++;
-	switch (inspect_g(g, pid, tid, r14, sp, stack, stack_len, &gi)) {
+	switch (pm_gor_inspect_g(g, pid, tid, r14, sp, stack, stack_len, &gi)) {
 	case 0:
 		g->st_ok++;
 		break;
@@ -374,7 +374,7 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 		e->labels_ptr = g->labels_ptr;
 		e->anc_ptr = g->anc_ptr;
 		e->cgen = cr ? cr->gen : 0;
-		read_extras(g, pid, &p->l, &gi);
+		pm_gor_read_extras(g, pid, &p->l, &gi);
 		if (!gi.nancestors && g->o.creators) /* no tracebackancestors: the probes' */
 			gi.nancestors = created_chain(g, cr);
 		e->tag = intern_tag(g, gi.goid, gi.labels, gi.nlabels) + 1;
@@ -443,7 +443,7 @@ static struct pending *pending_of(struct pm_gor *g, pid_t tid)
 int pm_gor_probe_newproc(struct pm_gor *g, struct pm_maps *maps, pid_t pid, pid_t tid,
 			 uint64_t r14, const uint64_t *pcs, size_t npcs)
 {
-	struct gproc *p = proc_of(g, pid);
+	struct gproc *p = pm_gor_proc_of(g, pid);
 	struct pending *pd;
 
 	if (!find_layout(p, maps, pid, pcs, npcs))
@@ -468,7 +468,7 @@ int pm_gor_probe_newproc(struct pm_gor *g, struct pm_maps *maps, pid_t pid, pid_
 int pm_gor_probe_created(struct pm_gor *g, struct pm_maps *maps, pid_t pid, pid_t tid,
 			 uint64_t newg, const uint64_t *pcs, size_t npcs)
 {
-	struct gproc *p = proc_of(g, pid);
+	struct gproc *p = pm_gor_proc_of(g, pid);
 	struct pending *pd = pending_of(g, tid);
 	const struct pm_map *m;
 	const char *caller;

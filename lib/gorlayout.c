@@ -35,7 +35,7 @@ static int parse_minor(const char *v)
  * when a field lies beyond what one read takes (a layout from hostile
  * DWARF, or a caller's): such a layout is never used.
  */
-bool finish_layout(struct pm_gor_layout *l)
+bool pm_gor_finish_layout(struct pm_gor_layout *l)
 {
 	uint32_t f[] = { l->g_m, l->g_status, l->g_goid, l->g_parent_goid, l->g_gopc,
 			 l->g_startpc, l->g_ancestors, l->g_labels, l->g_sched_sp, l->g_sched_pc,
@@ -121,7 +121,7 @@ int pm_gor_layout_version(const char *version, struct pm_gor_layout *out)
 		out->m_curg = t[i].curg;
 		sched_layout(out, minor);
 		out->labels = labels_kind(minor);
-		return finish_layout(out) ? 0 : -ENOTSUP;
+		return pm_gor_finish_layout(out) ? 0 : -ENOTSUP;
 	}
 	return -ENOTSUP;
 }
@@ -230,7 +230,7 @@ int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_lay
 		} else {
 			sched_layout(&l, l.minor);
 		}
-		if (finish_layout(&l)) {
+		if (pm_gor_finish_layout(&l)) {
 			*out = l;
 			rc = 0;
 		}

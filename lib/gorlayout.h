@@ -21,6 +21,6 @@
  * Compute @l's g_size and m_size: up to the end of the last field.  False
  * when a field lies beyond what one read takes: such a layout is never used.
  */
-bool finish_layout(struct pm_gor_layout *l);
+bool pm_gor_finish_layout(struct pm_gor_layout *l);
 
 #endif

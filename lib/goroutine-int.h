@@ -173,16 +173,16 @@ static inline bool good_ptr(uint64_t p)
 }
 
 /* The state of @pid, added (unknown) when new. */
-struct gproc *proc_of(struct pm_gor *g, pid_t pid);
+struct gproc *pm_gor_proc_of(struct pm_gor *g, pid_t pid);
 
 /*
  * pm_gor_inspect() without the labels and ancestors: those are read by
- * read_extras() from what it leaves in g->labels_ptr and g->anc_ptr.
+ * pm_gor_read_extras() from what it leaves in g->labels_ptr and g->anc_ptr.
  */
-int inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint64_t sp,
+int pm_gor_inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint64_t sp,
 	      const uint8_t *stack, size_t stack_len, struct pm_gor_info *out);
-/* Labels and ancestors of the goroutine inspect_g() found (g->labels_ptr, g->anc_ptr). */
-void read_extras(struct pm_gor *g, pid_t pid, const struct pm_gor_layout *l,
+/* Labels and ancestors of the goroutine pm_gor_inspect_g() found (g->labels_ptr, g->anc_ptr). */
+void pm_gor_read_extras(struct pm_gor *g, pid_t pid, const struct pm_gor_layout *l,
 		 struct pm_gor_info *out);
 
 #endif

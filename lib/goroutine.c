@@ -93,7 +93,7 @@ void pm_gor_free(struct pm_gor *g)
 	free(g);
 }
 
-struct gproc *proc_of(struct pm_gor *g, pid_t pid)
+struct gproc *pm_gor_proc_of(struct pm_gor *g, pid_t pid)
 {
 	uint64_t hv = mix(g->seed, (uint64_t)(uint32_t)pid);
 	size_t pos = SIZE_MAX;
@@ -111,10 +111,10 @@ struct gproc *proc_of(struct pm_gor *g, pid_t pid)
 
 int pm_gor_set_layout(struct pm_gor *g, pid_t pid, const struct pm_gor_layout *l)
 {
-	struct gproc *p = proc_of(g, pid);
+	struct gproc *p = pm_gor_proc_of(g, pid);
 
 	p->l = *l;
-	if (!finish_layout(&p->l)) {
+	if (!pm_gor_finish_layout(&p->l)) {
 		p->state = -1;
 		return -EINVAL;
 	}
@@ -536,8 +536,8 @@ static bool same_stack(struct pm_gor *g, pid_t pid, const uint8_t *gb, uint64_t 
 	return memcmp(cur, stack + (from - sp), (size_t)(hi - from)) == 0;
 }
 
-/* Labels and ancestors of the goroutine inspect_g() found (g->labels_ptr, g->anc_ptr). */
-void read_extras(struct pm_gor *g, pid_t pid, const struct pm_gor_layout *l,
+/* Labels and ancestors of the goroutine pm_gor_inspect_g() found (g->labels_ptr, g->anc_ptr). */
+void pm_gor_read_extras(struct pm_gor *g, pid_t pid, const struct pm_gor_layout *l,
 		 struct pm_gor_info *out)
 {
 	out->nlabels = 0;
@@ -554,10 +554,10 @@ void read_extras(struct pm_gor *g, pid_t pid, const struct pm_gor_layout *l,
 	out->ancestors = g->anc;
 }
 
-int inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint64_t sp,
+int pm_gor_inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint64_t sp,
 	      const uint8_t *stack, size_t stack_len, struct pm_gor_info *out)
 {
-	struct gproc *p = proc_of(g, pid);
+	struct gproc *p = pm_gor_proc_of(g, pid);
 	const struct pm_gor_layout *l = &p->l;
 	uint8_t gb[G_READ_MAX], mb[M_READ_MAX], cb[G_READ_MAX];
 	const uint8_t *ub = NULL;
@@ -683,9 +683,9 @@ have:
 int pm_gor_inspect(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint64_t sp,
 		   const uint8_t *stack, size_t stack_len, struct pm_gor_info *out)
 {
-	int rc = inspect_g(g, pid, tid, r14, sp, stack, stack_len, out);
+	int rc = pm_gor_inspect_g(g, pid, tid, r14, sp, stack, stack_len, out);
 
 	if (rc == 0)
-		read_extras(g, pid, &proc_of(g, pid)->l, out);
+		pm_gor_read_extras(g, pid, &pm_gor_proc_of(g, pid)->l, out);
 	return rc;
 }
