@@ -188,9 +188,30 @@ struct rd {
  * (more so, if anything): the samples of one busy goroutine in a pass share
  * one system call instead of one each (process_vm_readv: ~2.5 us each).
  */
-static struct rentry *rc_slot(struct pm_gor *g, pid_t pid, uint64_t addr)
+static size_t rc_home(pid_t pid, uint64_t addr)
 {
-	return &g->rcache[mix(mix(0, (uint64_t)pid), addr) & (RCACHE_SLOTS - 1)];
+	return mix(mix(0, (uint64_t)pid), addr) & (RCACHE_SLOTS - 1);
+}
+
+/*
+ * Open addressing, an entry of another pass being a free slot: within a
+ * pass nothing is evicted until RCACHE_SLOTS ranges are kept (then the
+ * home slot is taken over).  It was direct-mapped, and two ranges of one
+ * sample that shared a slot read the first again within the pass.
+ */
+static struct rentry *rc_find(struct pm_gor *g, pid_t pid, uint64_t addr, size_t len)
+{
+	size_t h = rc_home(pid, addr);
+
+	for (size_t i = 0; i < RCACHE_SLOTS; i++) {
+		struct rentry *e = &g->rcache[(h + i) & (RCACHE_SLOTS - 1)];
+
+		if (e->pass != g->pass)
+			return NULL;
+		if (e->pid == pid && e->addr == addr && e->len == len)
+			return e;
+	}
+	return NULL;
 }
 
 static bool rc_get(struct pm_gor *g, pid_t pid, const struct rd *r)
@@ -199,8 +220,8 @@ static bool rc_get(struct pm_gor *g, pid_t pid, const struct rd *r)
 
 	if (!g->rcache || r->len > RCACHE_MAX)
 		return false;
-	e = rc_slot(g, pid, r->addr);
-	if (e->pass != g->pass || e->pid != pid || e->addr != r->addr || e->len != r->len)
+	e = rc_find(g, pid, r->addr, r->len);
+	if (!e)
 		return false;
 	memcpy(r->buf, e->data, r->len);
 	return true;
@@ -208,11 +229,20 @@ static bool rc_get(struct pm_gor *g, pid_t pid, const struct rd *r)
 
 static void rc_put(struct pm_gor *g, pid_t pid, const struct rd *r)
 {
-	struct rentry *e;
+	size_t h, i;
+	struct rentry *e = NULL;
 
 	if (!g->rcache || r->len > RCACHE_MAX || !r->len)
 		return;
-	e = rc_slot(g, pid, r->addr);
+	h = rc_home(pid, r->addr);
+	for (i = 0; i < RCACHE_SLOTS && !e; i++) {
+		struct rentry *c = &g->rcache[(h + i) & (RCACHE_SLOTS - 1)];
+
+		if (c->pass != g->pass || (c->pid == pid && c->addr == r->addr && c->len == r->len))
+			e = c;
+	}
+	if (!e)
+		e = &g->rcache[h]; /* full for this pass */
 	e->pass = g->pass;
 	e->pid = pid;
 	e->addr = r->addr;
