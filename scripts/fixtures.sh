@@ -5,6 +5,7 @@
 #
 #   go/<name>           tests/go/<name>/*.go built with Debian's Go 1.19
 #   go/<name>-stripped  the same with -ldflags='-s -w'
+#   go126/, go127/      the same with Go 1.26 (/usr/local/go) and Go 1.27.3
 #   npm/node_modules/   @esbuild/linux-x64 (Go 1.26), lefthook-linux-x64
 #                       (Go 1.27), pprof-format (an independent pprof decoder)
 set -e
@@ -29,6 +30,35 @@ for dir in "$top"/tests/go/*/; do
 		(cd "$dir" && "$GO" build -o "$out" . && "$GO" build -ldflags='-s -w' -o "$out-stripped" .)
 	fi
 done
+
+# The same fixtures built with current Go, for the tests that check the same
+# truths on each version: go126/ with the Go 1.26 at /usr/local/go, go127/
+# with Go 1.27.3, which that go command fetches through the module proxy
+# into $work/gopath (GOTOOLCHAIN needs module mode to switch; the fixtures
+# build in GOPATH mode with the fetched toolchain's own go command).  A
+# toolchain that is not there is said in one line, and its tests skip.
+build_all() { # DIR GO
+	mkdir -p "$work/$1"
+	for dir in "$top"/tests/go/*/; do
+		name=$(basename "$dir")
+		out="$work/$1/$name"
+		if [ ! -x "$out-stripped" ] || [ "$2" -nt "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go')" ]; then
+			(cd "$dir" && GOCACHE="$work/gocache-$1" "$2" build -o "$out" . &&
+				GOCACHE="$work/gocache-$1" "$2" build -ldflags='-s -w' -o "$out-stripped" .) ||
+				{ echo "fixtures: cannot build $name with $2" >&2; return 1; }
+		fi
+	done
+}
+GO126=/usr/local/go/bin/go
+case $("$GO126" version 2>/dev/null) in
+*" go1.26"*) build_all go126 "$GO126" ;;
+*) echo "fixtures: no Go 1.26 at $GO126: the Go 1.26 fixtures are not built" >&2 ;;
+esac
+GO127=$(GOTOOLCHAIN=go1.27.3 GO111MODULE=on GOFLAGS=-modcacherw "$GO126" env GOROOT 2>/dev/null)/bin/go
+case $("$GO127" version 2>/dev/null) in
+*" go1.27"*) build_all go127 "$GO127" ;;
+*) echo "fixtures: Go 1.27.3 could not be fetched (GOTOOLCHAIN=go1.27.3): the Go 1.27 fixtures are not built" >&2 ;;
+esac
 
 # An arm64 build of the symbolizer fixture (the tables differ: pc quantum 4).
 if [ ! -f "$work/go/symtest-arm64" ] || [ -n "$(find "$top/tests/go/symtest" -newer "$work/go/symtest-arm64" -name '*.go')" ]; then

@@ -5,7 +5,8 @@
 # each build runs under `perf record -e cpu-clock:u` (pmuprof's cpu-clock
 # samples user mode only) at the same rate, and the
 # same execution's perf samples, named by go tool addr2line, are the truth.
-# On the normal and the stripped build: the sample count and each self share
+# On the normal and the stripped build, with Go 1.19, 1.26 and 1.27 (the
+# fixtures of scripts/fixtures.sh): the sample count and each self share
 # agree with perf's within binomial noise, >= 99 % of samples with a complete
 # stack (rooted in runtime.goexit, or through main.main), file:line from
 # gopclntab, and both builds give the same function names.
@@ -40,7 +41,7 @@ perf_leaves() {
 		/^[^ \t]/ { if (n) print u; n = ($1 == c); u = ""; next }
 		n && u == "" && NF == 2 && $2 != "([kernel.kallsyms])" { u = ($2 == "(" bin ")" && delta) ? sprintf("0x%x", hex($1) + delta) : "?" }
 		END { if (n) print u }' | sed 's/^$/?/' | LC_ALL=C sort | uniq -c >"$T/$1.ipc"
-	awk '$2 != "?" { print $2 }' "$T/$1.ipc" | gotool tool addr2line "$3" 2>/dev/null | awk 'NR % 2 == 1' >"$T/$1.ipf"
+	awk '$2 != "?" { print $2 }' "$T/$1.ipc" | GOCACHE=$FIX/gocache "$a2l" tool addr2line "$3" 2>/dev/null | awk 'NR % 2 == 1' >"$T/$1.ipf"
 	awk '$2 == "?" { print "? " $1 }' "$T/$1.ipc"
 	if [ "$(wc -l <"$T/$1.ipf")" -ne "$(awk '$2 != "?"' "$T/$1.ipc" | wc -l)" ]; then
 		awk '$2 != "?" { print "? " $1 }' "$T/$1.ipc"
@@ -57,14 +58,33 @@ tol() {
 		printf "%.2f\n", 400 * sqrt(q * (1 - q) * (1 / a + 1 / b)) + o + 0.2 }'
 }
 
-for b in shares shares-stripped; do
+# every build: Go 1.19 (go/), and Go 1.26 and 1.27 (go126/, go127/) where
+# scripts/fixtures.sh built them; each named by the go command of its version
+builds="shares shares-stripped"
+for v in 126 127; do
+	if [ -x "$FIX/go$v/shares" ] && [ -x "$FIX/go$v/shares-stripped" ]; then
+		builds="$builds shares$v shares$v-stripped"
+	else
+		skip "go$v" "no Go 1.$v build of the fixture (scripts/fixtures.sh)"
+	fi
+done
+bin_of() {
+	case $1 in
+	shares12[67]*) v=${1#shares}; echo "$FIX/go${v%-stripped}/shares${v#12[67]}" ;;
+	*) echo "$GOFIX/$1" ;;
+	esac
+}
+for b in $builds; do
+	bin=$(bin_of "$b")
+	a2l=$GO
+	case $b in shares12[67]*) a2l=/usr/local/go/bin/go ;; esac
 	p=$T/$b.pb.gz
 	if [ $perf_ok -eq 1 ]; then
 		perf record -q -g -e cpu-clock:u -F 2000 -o "$T/$b.perf" -- \
-			"$PMUPROF" record -e cpu-clock -F 2000 -o "$p" -- "$GOFIX/$b" 2>"$T/$b.err"
+			"$PMUPROF" record -e cpu-clock -F 2000 -o "$p" -- "$bin" 2>"$T/$b.err"
 		rc=$?
 	else
-		"$PMUPROF" record -e cpu-clock -F 2000 -o "$p" -- "$GOFIX/$b" 2>"$T/$b.err"
+		"$PMUPROF" record -e cpu-clock -F 2000 -o "$p" -- "$bin" 2>"$T/$b.err"
 		rc=$?
 	fi
 	if [ $rc -ne 0 ]; then
@@ -77,7 +97,7 @@ for b in shares shares-stripped; do
 	total=$(folded_total "$T/$b.folded")
 	if [ $perf_ok -eq 1 ]; then
 		# the same execution's perf samples (threads of the Go program only)
-		perf_leaves "$b" "$(basename "$GOFIX/$b" | cut -c1-15)" "$GOFIX/$b" |
+		perf_leaves "$b" "$(basename "$bin" | cut -c1-15)" "$bin" |
 			awk '{ c[$1] += $2 } END { for (f in c) print f, c[f] }' | LC_ALL=C sort >"$T/$b.truth"
 		ptotal=$(awk '{ t += $2 } END { print t + 0 }' "$T/$b.truth")
 		other=$(awk -v t="$ptotal" '$1 == "?" { o += $2 } END { printf "%.2f\n", t ? 100 * o / t : 0 }' "$T/$b.truth")
@@ -145,23 +165,29 @@ for b in shares shares-stripped; do
 	leaf_names "$T/$b.folded" 1 >"$T/$b.leaves"
 done
 
-if [ -s "$T/shares.leaves" ] && [ -s "$T/shares-stripped.leaves" ]; then
-	if cmp -s "$T/shares.leaves" "$T/shares-stripped.leaves"; then
-		pass same-names-stripped
+# each version's stripped build names the same functions as its plain one
+for plain in shares shares126 shares127; do
+	case " $builds " in *" $plain "*) ;; *) continue ;; esac
+	x=${plain#shares}
+	sfx=${x:+-go1.${x#1}}
+	if [ -s "$T/$plain.leaves" ] && [ -s "$T/$plain-stripped.leaves" ]; then
+		if cmp -s "$T/$plain.leaves" "$T/$plain-stripped.leaves"; then
+			pass "same-names-stripped$sfx"
+		else
+			fail "same-names-stripped$sfx" "$(diff "$T/$plain.leaves" "$T/$plain-stripped.leaves" | grep '^[<>]' | tr '\n' ' ')"
+		fi
+		# and the same set of every frame name in stacks above 1 %
+		for b in "$plain" "$plain-stripped"; do
+			awk '{ n = $NF; t += n; l[NR] = $0; c[NR] = n } END { for (i = 1; i <= NR; i++) if (100 * c[i] / t > 1) {
+				s = l[i]; sub(/ [0-9]+$/, "", s); k = split(s, fr, ";"); for (j = 1; j <= k; j++) print fr[j] } }' \
+				"$T/$b.folded" | LC_ALL=C sort -u >"$T/$b.frames"
+		done
+		if cmp -s "$T/$plain.frames" "$T/$plain-stripped.frames"; then
+			pass "same-frames-stripped$sfx"
+		else
+			fail "same-frames-stripped$sfx" "$(diff "$T/$plain.frames" "$T/$plain-stripped.frames" | grep '^[<>]' | tr '\n' ' ')"
+		fi
 	else
-		fail same-names-stripped "$(diff "$T/shares.leaves" "$T/shares-stripped.leaves" | grep '^[<>]' | tr '\n' ' ')"
+		fail "same-names-stripped$sfx" "a build gave no profile"
 	fi
-	# and the same set of every frame name in stacks above 1 %
-	for b in shares shares-stripped; do
-		awk '{ n = $NF; t += n; l[NR] = $0; c[NR] = n } END { for (i = 1; i <= NR; i++) if (100 * c[i] / t > 1) {
-			s = l[i]; sub(/ [0-9]+$/, "", s); k = split(s, fr, ";"); for (j = 1; j <= k; j++) print fr[j] } }' \
-			"$T/$b.folded" | LC_ALL=C sort -u >"$T/$b.frames"
-	done
-	if cmp -s "$T/shares.frames" "$T/shares-stripped.frames"; then
-		pass same-frames-stripped
-	else
-		fail same-frames-stripped "$(diff "$T/shares.frames" "$T/shares-stripped.frames" | grep '^[<>]' | tr '\n' ' ')"
-	fi
-else
-	fail same-names-stripped "a build gave no profile"
-fi
+done
