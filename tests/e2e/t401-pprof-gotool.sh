@@ -1,5 +1,5 @@
 #!/bin/sh
-# go tool pprof (Go 1.19) reads every kind of profile pmuprof writes, with
+# go tool pprof (Go 1.19, 1.26 and 1.27) reads every kind of profile pmuprof writes, with
 # -top and -raw, and agrees with pmuprof report: same top 4 functions by
 # flat/self, the same flat% for every function, the same sample totals.
 . "$(dirname "$0")/lib.sh"
@@ -27,24 +27,36 @@ sleep-duration:-e cpu-clock --duration 0.2:sleep 5
 smallstack:-e cpu-clock --stack-size 512:$GOFIX/shares -scale 0.05
 EOF2
 
+# every go tool pprof: Go 1.19's, the Go 1.26 at /usr/local/go, and Go 1.27.3
+# (the toolchain scripts/fixtures.sh fetched); the rest of the file uses 1.19's
+tools="119:$GO"
+g126=/usr/local/go/bin/go
+case $("$g126" version 2>/dev/null) in *" go1.26"*) tools="$tools 126:$g126" ;; *) skip go1.26 "no Go 1.26 at $g126" ;; esac
+g127=$(GOTOOLCHAIN=go1.27.3 GO111MODULE=on GOFLAGS=-modcacherw GOPATH=$FIX/gopath GOENV=off "$g126" env GOROOT 2>/dev/null)/bin/go
+case $("$g127" version 2>/dev/null) in *" go1.27"*) tools="$tools 127:$g127" ;; *) skip go1.27 "Go 1.27.3 not fetched (scripts/fixtures.sh)" ;; esac
+for tool in $tools; do
+ver=${tool%%:*}
+gotool() { GOCACHE=$FIX/gocache-pprof$ver GOENV=off "${tool#*:}" "$@"; }
+sfx=
+[ "$ver" = 119 ] || sfx=-go1.${ver#1}
 while read -r name; do
 	f=$T/$name.pb.gz
 	if gotool tool pprof -top "$f" >"$T/$name.top" 2>"$T/$name.terr" && grep -q 'flat%' "$T/$name.top"; then
-		pass "top-reads-$name"
+		pass "top-reads-$name$sfx"
 	elif [ "$name" = true ] || [ "$name" = sleep-duration ]; then
 		# no samples at all is fine, as long as pprof parses the file
 		if grep -q 'parsing profile\|unrecognized profile format' "$T/$name.terr"; then
-			fail "top-reads-$name" "$(head -1 "$T/$name.terr")"
+			fail "top-reads-$name$sfx" "$(head -1 "$T/$name.terr")"
 		else
-			pass "top-reads-$name"
+			pass "top-reads-$name$sfx"
 		fi
 	else
-		fail "top-reads-$name" "$(head -2 "$T/$name.terr" | tr '\n' '|')"
+		fail "top-reads-$name$sfx" "$(head -2 "$T/$name.terr" | tr '\n' '|')"
 	fi
 	if gotool tool pprof -raw "$f" >"$T/$name.raw" 2>"$T/$name.rerr" && grep -q '^Samples:' "$T/$name.raw"; then
-		pass "raw-reads-$name"
+		pass "raw-reads-$name$sfx"
 	else
-		fail "raw-reads-$name" "$(head -2 "$T/$name.rerr" | tr '\n' '|')"
+		fail "raw-reads-$name$sfx" "$(head -2 "$T/$name.rerr" | tr '\n' '|')"
 	fi
 	# totals: -raw columns vs pmuprof report --folded of each sample type
 	awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
@@ -53,11 +65,13 @@ while read -r name; do
 	"$PMUPROF" report -i "$f" --folded --sample-index 0 >"$T/f0"
 	"$PMUPROF" report -i "$f" --folded --sample-index 1 >"$T/f1"
 	if [ "$(folded_total "$T/f0")" = "$gc" ] && [ "$(folded_total "$T/f1")" = "$gv" ]; then
-		pass "totals-$name"
+		pass "totals-$name$sfx"
 	else
-		fail "totals-$name" "pprof $gc/$gv, pmuprof $(folded_total "$T/f0")/$(folded_total "$T/f1")"
+		fail "totals-$name$sfx" "pprof $gc/$gv, pmuprof $(folded_total "$T/f0")/$(folded_total "$T/f1")"
 	fi
 done <"$T/list"
+done
+gotool() { GOCACHE=$FIX/gocache "$GO" "$@"; }
 
 # top 4: go tool pprof -top by flat == pmuprof report by self
 gotool tool pprof -top -nodefraction=0 -nodecount=1000 "$T/shares.pb.gz" 2>/dev/null |
