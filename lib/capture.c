@@ -257,8 +257,8 @@ static int replay_own(struct session *s, const struct perf_event_header *h)
 }
 
 /*
- * Replay: the capture's records through feed(), as the live session fed
- * them, then the same build_profile().
+ * Replay: the capture's records through pm_ses_feed(), as the live session
+ * fed them, then the same pm_build_profile().
  */
 int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record_result *res)
 {

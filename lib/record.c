@@ -217,7 +217,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		struct pm_gor_opts go = { cfg->creators > 0 ? (unsigned)cfg->creators : 0u, NULL,
 					  NULL };
 
-		/* --raw: every read of the target logged for the replay (mlog_read()) */
+		/* --raw: every read of the target logged for the replay (pm_cap_read()) */
 		s.mlog_on = cfg->raw != NULL;
 		if (s.mlog_on) {
 			s.mlog = pm_mlog_new();
