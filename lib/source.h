@@ -30,6 +30,7 @@ struct perf_event_attr;
 struct pm_profile;
 struct pm_prof_label;
 struct pm_rec_sample;
+struct pm_evt_spec;
 
 struct pm_source {
 	const char *name;
@@ -80,7 +81,6 @@ void *pm_src_state(const struct session *s, const struct pm_source *src);
 /* Event @e and up, to s->nev, are @src's. */
 void pm_src_own(struct session *s, size_t first, const struct pm_source *src);
 /* Append event @spec (copied) as @src's, of kind @kind; false when full. */
-struct pm_evt_spec;
 bool pm_src_add_event(struct session *s, const struct pm_source *src,
 		      const struct pm_evt_spec *spec, int kind);
 /* Does @src own an event? */
