@@ -46,7 +46,40 @@ struct aproc {
 	bool exited;
 };
 
+/* What attach keeps of a session: opened events, rings, processes, event sets. */
+struct pm_att {
+	int *fds;
+	size_t nfds, capfds;
+	struct pm_ring **rings;   /* one per ring: per CPU */
+	size_t nrings;
+	int *cpus;
+	int ncpu;
+	unsigned pages;
+	struct aproc *procs;
+	size_t nprocs;
+	struct pm_idtab id_owner; /* event id -> the thread it was opened on */
+	struct pm_idtab chosen;   /* thread -> the one event owner whose records count */
+	int64_t threads_live;
+	uint64_t dups;
+	int fail_ev;              /* the event whose open failed */
+	bool err_set;             /* the error is in s->res already */
+};
+
 static int open_thread(struct session *s, pid_t tid);
+
+struct pm_att *pm_att_new(void)
+{
+	return xcalloc(1, sizeof(struct pm_att));
+}
+
+void pm_att_free(struct pm_att *a)
+{
+	if (!a)
+		return;
+	pm_idtab_free(&a->id_owner);
+	pm_idtab_free(&a->chosen);
+	free(a);
+}
 
 /* "0-3,5" -> list of CPU numbers. */
 static int online_cpus(int **out)
@@ -97,15 +130,15 @@ bool pm_att_accept(struct session *s, uint64_t id, uint32_t tid)
 {
 	int32_t owner, c;
 
-	if (!s->attach || !pm_idtab_get(&s->id_owner, id, &owner))
+	if (!s->attach || !pm_idtab_get(&s->att->id_owner, id, &owner))
 		return true;
-	if (pm_idtab_get(&s->chosen, tid, &c)) {
+	if (pm_idtab_get(&s->att->chosen, tid, &c)) {
 		if (c == owner)
 			return true;
-		s->dups++;
+		s->att->dups++;
 		return false;
 	}
-	pm_idtab_put(&s->chosen, tid, owner);
+	pm_idtab_put(&s->att->chosen, tid, owner);
 	return true;
 }
 
@@ -202,12 +235,9 @@ static void setup_events(struct session *s, bool enable_on_exec)
 	struct pm_evt_sampling smp;
 	size_t e;
 
-	s->ncpu = online_cpus(&s->cpus);
-	s->rings = xcalloc((size_t)s->ncpu, sizeof(*s->rings));
-	s->nrings = (size_t)s->ncpu;
-	s->dcur = xcalloc(s->nrings, sizeof(*s->dcur));
-	s->dhdr = xcalloc(s->nrings, sizeof(*s->dhdr));
-	s->dhave = xcalloc(s->nrings, sizeof(*s->dhave));
+	s->att->ncpu = online_cpus(&s->att->cpus);
+	s->att->rings = xcalloc((size_t)s->att->ncpu, sizeof(*s->att->rings));
+	s->att->nrings = (size_t)s->att->ncpu;
 	{
 		size_t nsmp = 0;
 		bool unrated = false;
@@ -218,7 +248,7 @@ static void setup_events(struct session *s, bool enable_on_exec)
 			else
 				unrated = true;
 		}
-		s->pages = ring_pages(s->cfg, nsmp, unrated);
+		s->att->pages = ring_pages(s->cfg, nsmp, unrated);
 	}
 	sampling_of(s->cfg, &smp);
 	smp.enable_on_exec = enable_on_exec;
@@ -228,7 +258,7 @@ static void setup_events(struct session *s, bool enable_on_exec)
 		smp.inherit = inherits(&s->spec[e]);
 		pm_evt_attr(&s->spec[e], &smp, &s->attr[e]);
 		s->attr[e].watermark = 1;
-		s->attr[e].wakeup_watermark = wakeup_bytes(s->cfg, s->pages);
+		s->attr[e].wakeup_watermark = wakeup_bytes(s->cfg, s->att->pages);
 		if (pm_sources[s->src[e]]->adjust_attr) /* the source's own needs */
 			pm_sources[s->src[e]]->adjust_attr(s, e, &s->attr[e]);
 	}
@@ -311,49 +341,50 @@ int pm_att_open_events(struct session *s, pid_t pid)
 	err = open_thread(s, pid);
 	s->res->threads = 0; /* attach only */
 	if (err) {
-		if (!s->err_set)
-			pm_ses_err(s->res,
-				err == -EINVAL && s->attr[s->fail_ev].freq ? PM_REC_USAGE : PM_REC_ERR,
-				"%s",
-				pm_evt_strerror(err, &s->spec[s->fail_ev], &s->attr[s->fail_ev], buf,
-						sizeof(buf)));
+		int fe = s->att->fail_ev;
+
+		if (!s->att->err_set)
+			pm_ses_err(s->res, err == -EINVAL && s->attr[fe].freq ? PM_REC_USAGE : PM_REC_ERR,
+				   "%s",
+				   pm_evt_strerror(err, &s->spec[fe], &s->attr[fe], buf, sizeof(buf)));
 		return err;
 	}
 	pm_ses_layout(s);
+	s->att->threads_live = 1; /* the command, once started */
 	return 0;
 }
 
 static void add_fd(struct session *s, int fd)
 {
-	PM_GROW(s->fds, s->capfds, s->nfds + 1);
-	s->fds[s->nfds++] = fd;
+	PM_GROW(s->att->fds, s->att->capfds, s->att->nfds + 1);
+	s->att->fds[s->att->nfds++] = fd;
 }
 
 /*
  * The ring of CPU index @c for the new event @fd: the first event on a CPU
  * owns that CPU's ring, later ones write into it.  0 or -errno, the
- * message in s->res (s->err_set).
+ * message in s->res (s->att->err_set).
  */
 static int ring_for(struct session *s, int c, int fd)
 {
 	int err;
 
-	if (!s->rings[c]) {
-		err = pm_ring_open(&s->rings[c], fd, s->pages);
+	if (!s->att->rings[c]) {
+		err = pm_ring_open(&s->att->rings[c], fd, s->att->pages);
 		if (err) {
 			pm_ses_err(s->res, PM_REC_ERR,
 				"cannot map the perf ring buffer (%u KiB): %s; raise ulimit -l "
 				"or kernel.perf_event_mlock_kb",
-				s->pages * 4, strerror(-err));
-			s->err_set = true;
+				s->att->pages * 4, strerror(-err));
+			s->att->err_set = true;
 		}
 		return err;
 	}
-	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pm_ring_fd(s->rings[c])) < 0) {
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pm_ring_fd(s->att->rings[c])) < 0) {
 		err = -errno;
 		pm_ses_err(s->res, PM_REC_ERR, "cannot share the ring buffer of CPU %d: %s",
-			s->cpus[c], strerror(errno));
-		s->err_set = true;
+			s->att->cpus[c], strerror(errno));
+		s->att->err_set = true;
 		return err;
 	}
 	return 0;
@@ -362,45 +393,45 @@ static int ring_for(struct session *s, int c, int fd)
 /*
  * Open each event on each CPU on thread @tid, disabled (ring_for()).  On failure the
  * events of this thread are closed again; -errno (-ESRCH: the thread is
- * gone).  s->err_set when the message is already in s->res.
+ * gone).  s->att->err_set when the message is already in s->res.
  */
 static int open_thread(struct session *s, pid_t tid)
 {
-	size_t first = s->nfds;
+	size_t first = s->att->nfds;
 	int i, err = 0;
 
-	for (i = 0; i < s->ncpu * (int)s->nev && !err; i++) {
+	for (i = 0; i < s->att->ncpu * (int)s->nev && !err; i++) {
 		uint64_t id = 0;
-		int e = i % (int)s->nev, fd = pm_evt_open(&s->attr[e], tid, s->cpus[i / (int)s->nev], -1);
+		int e = i % (int)s->nev, fd = pm_evt_open(&s->attr[e], tid, s->att->cpus[i / (int)s->nev], -1);
 
 		if (fd < 0) {
 			err = fd;
-			s->fail_ev = e;
+			s->att->fail_ev = e;
 			break;
 		}
 		add_fd(s, fd);
 		err = ring_for(s, i / (int)s->nev, fd);
 		if (!err && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) {
-			pm_idtab_put(&s->id_owner, id, (int32_t)tid);
+			pm_idtab_put(&s->att->id_owner, id, (int32_t)tid);
 			if (s->nev > 1)
 				pm_idtab_put(&s->ev_of, id, e);
 		}
 	}
 	if (err) {
 		/* a ring stays with its first fd: keep those fds open */
-		while (s->nfds > first) {
-			int fd = s->fds[s->nfds - 1];
+		while (s->att->nfds > first) {
+			int fd = s->att->fds[s->att->nfds - 1];
 			bool owner = false;
-			for (i = 0; i < s->ncpu; i++)
-				owner = owner || (s->rings[i] && pm_ring_fd(s->rings[i]) == fd);
+			for (i = 0; i < s->att->ncpu; i++)
+				owner = owner || (s->att->rings[i] && pm_ring_fd(s->att->rings[i]) == fd);
 			if (owner)
 				break;
 			close(fd);
-			s->nfds--;
+			s->att->nfds--;
 		}
 		return err;
 	}
-	pm_idtab_put(&s->chosen, (uint64_t)tid, (int32_t)tid);
+	pm_idtab_put(&s->att->chosen, (uint64_t)tid, (int32_t)tid);
 	s->res->threads++;
 	return 0;
 }
@@ -409,7 +440,7 @@ static bool opened(struct session *s, pid_t tid)
 {
 	int32_t c;
 
-	return pm_idtab_get(&s->chosen, (uint64_t)tid, &c) && c == tid;
+	return pm_idtab_get(&s->att->chosen, (uint64_t)tid, &c) && c == tid;
 }
 
 /* The attach error for @err on process @p. */
@@ -417,16 +448,16 @@ static void attach_err(struct session *s, const struct aproc *p, pid_t tid, int 
 {
 	char buf[512];
 
-	if (s->err_set)
+	if (s->att->err_set)
 		return;
-	pm_evt_strerror(err, &s->spec[s->fail_ev], &s->attr[s->fail_ev], buf, sizeof(buf));
+	pm_evt_strerror(err, &s->spec[s->att->fail_ev], &s->attr[s->att->fail_ev], buf, sizeof(buf));
 	if (tid != p->pid)
 		pm_ses_err(s->res, PM_REC_ERR, "cannot attach to thread %d of PID %d (%s): %s",
 			(int)tid, (int)p->pid, p->comm, buf);
 	else
 		pm_ses_err(s->res, PM_REC_ERR, "cannot attach to PID %d (%s): %s", (int)p->pid,
 			p->comm, buf);
-	s->err_set = true;
+	s->att->err_set = true;
 }
 
 /* Open on one thread.  0, 1 when the thread is gone, -errno. */
@@ -482,8 +513,8 @@ int pm_att_attach_all(struct session *s)
 		usleep((useconds_t)(delay * 1e6));
 
 	t0 = pm_now_ns();
-	for (i = 0; i < s->nprocs; i++) {
-		struct aproc *p = &s->procs[i];
+	for (i = 0; i < s->att->nprocs; i++) {
+		struct aproc *p = &s->att->procs[i];
 		int pass;
 
 		if (p->tids) {
@@ -530,22 +561,22 @@ int pm_att_attach_all(struct session *s)
 			return -1;
 		}
 	}
-	for (i = 0; i < s->nfds; i++)
-		if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0 && errno != ESRCH) {
+	for (i = 0; i < s->att->nfds; i++)
+		if (ioctl(s->att->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0 && errno != ESRCH) {
 			pm_ses_err(s->res, PM_REC_ERR, "cannot enable the events: %s",
 				strerror(errno));
 			return -1;
 		}
 	s->res->attach_ms = (double)(pm_now_ns() - t0) / 1e6;
-	s->res->events = s->nfds;
-	s->threads_live = (int64_t)s->res->threads;
+	s->res->events = s->att->nfds;
+	s->att->threads_live = (int64_t)s->res->threads;
 	pm_ses_layout(s);
 	/*
 	 * The address space after enabling: a mapping made in between is in
 	 * both this snapshot and an MMAP2 record, which pm_maps ignores twice.
 	 */
-	for (i = 0; i < s->nprocs; i++)
-		pm_cap_check(s, pm_reg_load_maps(s->reg, s->procs[i].pid, s->cap));
+	for (i = 0; i < s->att->nprocs; i++)
+		pm_cap_check(s, pm_reg_load_maps(s->reg, s->att->procs[i].pid, s->cap));
 	return 0;
 }
 
@@ -575,8 +606,8 @@ bool pm_att_all_exited(struct session *s)
 	bool all = true;
 	size_t i;
 
-	for (i = 0; i < s->nprocs; i++)
-		all = proc_exited(&s->procs[i]) && all;
+	for (i = 0; i < s->att->nprocs; i++)
+		all = proc_exited(&s->att->procs[i]) && all;
 	return all;
 }
 
@@ -591,9 +622,9 @@ static struct aproc *find_proc(struct session *s, pid_t pid)
 {
 	size_t i;
 
-	for (i = 0; i < s->nprocs; i++)
-		if (s->procs[i].pid == pid)
-			return &s->procs[i];
+	for (i = 0; i < s->att->nprocs; i++)
+		if (s->att->procs[i].pid == pid)
+			return &s->att->procs[i];
 	return NULL;
 }
 
@@ -601,8 +632,8 @@ static struct aproc *add_proc(struct session *s, const struct pm_task_info *ti)
 {
 	struct aproc *p;
 
-	s->procs = xrealloc(s->procs, (s->nprocs + 1) * sizeof(*s->procs));
-	p = &s->procs[s->nprocs++];
+	s->att->procs = xrealloc(s->att->procs, (s->att->nprocs + 1) * sizeof(*s->att->procs));
+	p = &s->att->procs[s->att->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = ti->tgid;
 	snprintf(p->comm, sizeof(p->comm), "%s", ti->comm);
@@ -693,11 +724,11 @@ int pm_att_check_targets(struct session *s)
 			p->tids[p->ntids++] = tid;
 		}
 	}
-	for (i = 0; i < s->nprocs; i++) {
-		int fd = pm_target_pidfd(s->procs[i].pid);
-		s->procs[i].pidfd = fd >= 0 ? fd : -1;
-		if (s->procs[i].tids)
-			qsort(s->procs[i].tids, s->procs[i].ntids, sizeof(pid_t), cmp_pid);
+	for (i = 0; i < s->att->nprocs; i++) {
+		int fd = pm_target_pidfd(s->att->procs[i].pid);
+		s->att->procs[i].pidfd = fd >= 0 ? fd : -1;
+		if (s->att->procs[i].tids)
+			qsort(s->att->procs[i].tids, s->att->procs[i].ntids, sizeof(pid_t), cmp_pid);
 	}
 	return 0;
 }
@@ -708,58 +739,100 @@ void pm_att_summary(struct session *s)
 	size_t i, off = 0;
 
 	pids[0] = '\0';
-	for (i = 0; i < s->nprocs && off < sizeof(pids) - 16; i++)
+	for (i = 0; i < s->att->nprocs && off < sizeof(pids) - 16; i++)
 		off += (size_t)snprintf(pids + off, sizeof(pids) - off, "%s%d", i ? "," : "",
-					(int)s->procs[i].pid);
+					(int)s->att->procs[i].pid);
 	fprintf(stderr,
 		"pmuprof: attached to %s %s%s%s%s: %" PRIu64 " thread%s, %" PRIu64
 		" events, in %.1f ms\n",
-		s->nprocs > 1 ? "PIDs" : "PID", pids, s->nprocs == 1 ? " (" : "",
-		s->nprocs == 1 ? s->procs[0].comm : "", s->nprocs == 1 ? ")" : "", s->res->threads,
+		s->att->nprocs > 1 ? "PIDs" : "PID", pids, s->att->nprocs == 1 ? " (" : "",
+		s->att->nprocs == 1 ? s->att->procs[0].comm : "", s->att->nprocs == 1 ? ")" : "", s->res->threads,
 		s->res->threads == 1 ? "" : "s", s->res->events, s->res->attach_ms);
 }
 
 size_t pm_att_nprocs(const struct session *s)
 {
-	return s->nprocs;
+	return s->att->nprocs;
 }
 
 pid_t pm_att_pid(const struct session *s, size_t i)
 {
-	return s->procs[i].pid;
+	return s->att->procs[i].pid;
 }
 
 int pm_att_pidfd(const struct session *s, size_t i)
 {
-	return s->procs[i].pidfd;
+	return s->att->procs[i].pidfd;
+}
+
+size_t pm_att_nrings(const struct session *s)
+{
+	return s->att->nrings;
+}
+
+struct pm_ring *pm_att_ring(const struct session *s, size_t i)
+{
+	return s->att->rings[i];
+}
+
+int64_t pm_att_threads_live(const struct session *s)
+{
+	return s->att->threads_live;
+}
+
+uint64_t pm_att_dups(const struct session *s)
+{
+	return s->att->dups;
+}
+
+bool pm_att_thread_born(struct session *s, uint64_t id, uint32_t tid)
+{
+	if (!pm_att_accept(s, id, tid))
+		return false;
+	s->att->threads_live++;
+	return true;
+}
+
+void pm_att_thread_gone(struct session *s, uint64_t id, uint32_t tid)
+{
+	if (pm_att_accept(s, id, tid) && s->att->threads_live > 0)
+		s->att->threads_live--;
+}
+
+void pm_att_set_owner(struct session *s, uint64_t id, uint32_t tid)
+{
+	pm_idtab_put(&s->att->id_owner, id, (int32_t)tid);
+	pm_idtab_put(&s->att->chosen, tid, (int32_t)tid);
+}
+
+const struct pm_idtab *pm_att_owners(const struct session *s)
+{
+	return &s->att->id_owner;
 }
 
 void pm_att_disable(struct session *s)
 {
-	for (size_t i = 0; i < s->nfds; i++)
-		ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	for (size_t i = 0; i < s->att->nfds; i++)
+		ioctl(s->att->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 }
 
 void pm_att_close(struct session *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->nrings; i++)
-		pm_ring_free(s->rings[i]);
-	for (i = 0; i < s->nfds; i++)
-		close(s->fds[i]);
+	for (i = 0; i < s->att->nrings; i++)
+		pm_ring_free(s->att->rings[i]);
+	for (i = 0; i < s->att->nfds; i++)
+		close(s->att->fds[i]);
 	for (i = 0; i < s->nev; i++) /* events: once nothing uses them */
 		pm_evt_uprobe_undefine(&s->spec[i]);
-	free(s->rings);
-	free(s->dcur);
-	free(s->dhdr);
-	free(s->dhave);
-	free(s->fds);
-	free(s->cpus);
-	for (i = 0; i < s->nprocs; i++) {
-		if (s->procs[i].pidfd >= 0)
-			close(s->procs[i].pidfd);
-		free(s->procs[i].tids);
+	free(s->att->rings);
+	free(s->att->fds);
+	free(s->att->cpus);
+	for (i = 0; i < s->att->nprocs; i++) {
+		if (s->att->procs[i].pidfd >= 0)
+			close(s->att->procs[i].pidfd);
+		free(s->att->procs[i].tids);
 	}
-	free(s->procs);
+	free(s->att->procs);
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "attach.h"
 #include "datafile.h"
 #include "goroutine.h"
 #include "maps.h"
@@ -165,8 +166,8 @@ void pm_cap_begin(struct session *s)
 	for (i = 0; i < pm_idtab_slots(&s->ev_of); i++)
 		if (pm_idtab_slot(&s->ev_of, i, &key, &val))
 			pm_cap_check(s, pm_data_write_evid(s->cap, key, (uint32_t)val));
-	for (i = 0; i < pm_idtab_slots(&s->id_owner); i++)
-		if (pm_idtab_slot(&s->id_owner, i, &key, &val))
+	for (i = 0; i < pm_idtab_slots(pm_att_owners(s)); i++)
+		if (pm_idtab_slot(pm_att_owners(s), i, &key, &val))
 			pm_cap_check(s, pm_data_write_owner(s->cap, key, (uint32_t)val));
 }
 
@@ -217,8 +218,7 @@ static int replay_own(struct session *s, const struct perf_event_header *h)
 	case PM_DATA_REC_OWNER:
 		if (pm_data_decode_owner(h, &ow))
 			return -EINVAL;
-		pm_idtab_put(&s->id_owner, ow.id, (int32_t)ow.tid);
-		pm_idtab_put(&s->chosen, ow.tid, (int32_t)ow.tid);
+		pm_att_set_owner(s, ow.id, ow.tid);
 		return 0;
 	case PM_DATA_REC_MEM:
 		/* copied: the reader's records last until its next one */
@@ -285,6 +285,7 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 		pm_ses_err(res, PM_REC_ERR, "%s", err[0] ? err : strerror(-rc));
 		return res->err;
 	}
+	s.att = pm_att_new(); /* the event sets: whose records count */
 	meta = pm_data_meta(d);
 	s.nev = pm_data_nattrs(d) < PM_ARRAY_SIZE(s.attr) ? pm_data_nattrs(d) : PM_ARRAY_SIZE(s.attr);
 	/* the probes on goroutine creation, after the user's events, are not replayed */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach.h"
 #include "goroutine.h"
 #include "kallsyms.h"
 #include "maps.h"
@@ -102,9 +103,9 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 	for (e = 0; e < pm_nsources; e++)
 		if (pm_sources[e]->profile_tail)
 			pm_sources[e]->profile_tail(s, p);
-	if (s->dups) {
+	if (pm_att_dups(s)) {
 		c = xasprintf("records from a second inherited event set dropped: %" PRIu64,
-			      s->dups);
+			      pm_att_dups(s));
 		pm_prof_add_comment(p, c);
 		free(c);
 	}

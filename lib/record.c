@@ -85,27 +85,55 @@ static uint64_t rec_time(const struct pm_rec *r)
 	return r->type == PERF_RECORD_SAMPLE ? r->sample.time : r->sid.time;
 }
 
+/* The drain: the rings, and each one's next record, merged in time order. */
+struct drain {
+	struct pm_ring **rings;
+	size_t n;
+	struct pm_rec *cur;
+	const struct perf_event_header **hdr;
+	bool *have;
+};
+
+static void drain_init(struct drain *d, const struct session *s)
+{
+	d->n = pm_att_nrings(s);
+	d->rings = xcalloc(d->n ? d->n : 1, sizeof(*d->rings));
+	for (size_t i = 0; i < d->n; i++)
+		d->rings[i] = pm_att_ring(s, i);
+	d->cur = xcalloc(d->n ? d->n : 1, sizeof(*d->cur));
+	d->hdr = xcalloc(d->n ? d->n : 1, sizeof(*d->hdr));
+	d->have = xcalloc(d->n ? d->n : 1, sizeof(*d->have));
+}
+
+static void drain_free(struct drain *d)
+{
+	free(d->rings);
+	free(d->cur);
+	free(d->hdr);
+	free(d->have);
+}
+
 /*
  * One pass over every ring: a k-way merge on time of what each holds now.
  * Each ring's current record stays valid until its next pm_ring_next().
  */
-static void drain(struct session *s)
+static void drain(struct session *s, struct drain *d)
 {
-	struct pm_rec *cur = s->dcur;
-	const struct perf_event_header **hdr = s->dhdr;
-	bool *have = s->dhave;
+	struct pm_rec *cur = d->cur;
+	const struct perf_event_header **hdr = d->hdr;
+	bool *have = d->have;
 	size_t i;
 
-	if (s->nrings)
-		memset(have, 0, s->nrings * sizeof(*have));
+	if (d->n)
+		memset(have, 0, d->n * sizeof(*have));
 
-	for (i = 0; i < s->nrings; i++) /* one cut across the rings: see pm_ring_snapshot() */
-		if (s->rings[i])
-			pm_ring_snapshot(s->rings[i]);
+	for (i = 0; i < d->n; i++) /* one cut across the rings: see pm_ring_snapshot() */
+		if (d->rings[i])
+			pm_ring_snapshot(d->rings[i]);
 	pm_gor_pass(s->gor); /* samples after the cut: reads from here on are newer */
-	for (i = 0; i < s->nrings; i++) {
+	for (i = 0; i < d->n; i++) {
 		const struct perf_event_header *h;
-		while ((h = pm_ring_next(s->rings[i]))) {
+		while ((h = pm_ring_next(d->rings[i]))) {
 			int rc = pm_rec_decode(h, &s->layout, &cur[i]);
 			if (rc == 0) {
 				have[i] = true;
@@ -120,14 +148,14 @@ static void drain(struct session *s)
 		size_t best = SIZE_MAX;
 		const struct perf_event_header *h;
 
-		for (i = 0; i < s->nrings; i++)
+		for (i = 0; i < d->n; i++)
 			if (have[i] && (best == SIZE_MAX || rec_time(&cur[i]) < rec_time(&cur[best])))
 				best = i;
 		if (best == SIZE_MAX)
 			break;
 		pm_ses_feed(s, hdr[best], &cur[best]);
 		have[best] = false;
-		while ((h = pm_ring_next(s->rings[best]))) {
+		while ((h = pm_ring_next(d->rings[best]))) {
 			int rc = pm_rec_decode(h, &s->layout, &cur[best]);
 			if (rc == 0) {
 				have[best] = true;
@@ -138,8 +166,8 @@ static void drain(struct session *s)
 				s->bad_records++;
 		}
 	}
-	for (i = 0; i < s->nrings; i++)
-		pm_ring_consume(s->rings[i]);
+	for (i = 0; i < d->n; i++)
+		pm_ring_consume(d->rings[i]);
 }
 
 static void progress(struct session *s, bool final)
@@ -153,7 +181,8 @@ static void progress(struct session *s, bool final)
 	fprintf(stderr,
 		"\r\033[K[ pmuprof: %.1f s, %" PRIu64 " samples, %" PRIu64 " lost, %" PRId64
 		" thread%s ]",
-		t, s->res->samples, s->res->lost, s->threads_live, s->threads_live == 1 ? "" : "s");
+		t, s->res->samples, s->res->lost, pm_att_threads_live(s),
+		pm_att_threads_live(s) == 1 ? "" : "s");
 }
 
 int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
@@ -162,6 +191,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	struct pm_target *tgt = NULL;
 	struct pm_profile *prof = NULL;
 	struct pollfd *pfd = NULL;
+	struct drain dr = { NULL, 0, NULL, NULL, NULL };
 	const char *output = cfg->output ? cfg->output : PM_RECORD_DEFAULT_OUTPUT;
 	char err[256], *path = NULL;
 	int rc, status = 0;
@@ -181,6 +211,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		pm_ses_err(res, PM_REC_USAGE, "nothing to record: give a command, -p PID or -t TID");
 		return res->err;
 	}
+	s.att = pm_att_new();
 	if (s.attach && pm_att_check_targets(&s))
 		goto out;
 	/* started through sudo: the command runs as, and the files go to, the user who typed it */
@@ -271,16 +302,16 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 				"cannot run '%s': %s", cfg->argv[0], strerror(-rc));
 			goto out;
 		}
-		s.threads_live = 1;
 	}
 
 	/* the rings, then (attach) a pidfd per process, so an exit wakes the loop */
-	pfd = xcalloc(s.nrings + pm_att_nprocs(&s), sizeof(*pfd));
-	for (i = 0; i < s.nrings; i++) {
-		pfd[i].fd = s.rings[i] ? pm_ring_fd(s.rings[i]) : -1;
+	drain_init(&dr, &s);
+	pfd = xcalloc(dr.n + pm_att_nprocs(&s), sizeof(*pfd));
+	for (i = 0; i < dr.n; i++) {
+		pfd[i].fd = dr.rings[i] ? pm_ring_fd(dr.rings[i]) : -1;
 		pfd[i].events = POLLIN;
 	}
-	npfd = s.nrings;
+	npfd = dr.n;
 	for (i = 0; i < pm_att_nprocs(&s); i++)
 		if (pm_att_pidfd(&s, i) >= 0) {
 			pfd[npfd].fd = pm_att_pidfd(&s, i);
@@ -291,16 +322,16 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		bool done, exit_news = false;
 
 		if (poll(pfd, npfd, 100) > 0)
-			for (i = 0; i < s.nrings; i++)
+			for (i = 0; i < dr.n; i++)
 				/* a ring whose event's thread is gone reports HUP for good */
 				if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
 					pfd[i].fd = -1;
-		for (i = s.nrings; i < npfd; i++)
+		for (i = dr.n; i < npfd; i++)
 			if (pfd[i].revents) {
 				pfd[i].fd = -1;
 				exit_news = true;
 			}
-		drain(&s);
+		drain(&s, &dr);
 		now = pm_now_ns();
 		if (cfg->stop && *cfg->stop && !forwarded) {
 			if (tgt)
@@ -344,7 +375,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		}
 	}
 	pm_att_disable(&s);
-	drain(&s);
+	drain(&s, &dr);
 	if (cfg->progress)
 		progress(&s, true);
 	res->exit_code = tgt ? pm_target_exit_code(status) : 0;
@@ -391,6 +422,7 @@ out:
 	pm_data_abort(s.cap);
 	pm_prof_free(prof);
 	free(pfd);
+	drain_free(&dr);
 	pm_att_close(&s);
 	pm_ses_release(&s);
 	if (tgt && !pm_target_exited(tgt) && res->err) {

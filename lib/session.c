@@ -149,15 +149,13 @@ static void on_record(struct session *s, const struct pm_rec *r)
 		}
 		break;
 	case PERF_RECORD_FORK:
-		if (!pm_att_accept(s, r->sid.id, r->sid.tid))
+		if (!pm_att_thread_born(s, r->sid.id, r->sid.tid))
 			break;
-		s->threads_live++;
 		if (r->task.pid != r->task.ppid)
 			pm_maps_fork(s->maps, (pid_t)r->task.ppid, (pid_t)r->task.pid);
 		break;
 	case PERF_RECORD_EXIT:
-		if (pm_att_accept(s, r->sid.id, r->sid.tid) && s->threads_live > 0)
-			s->threads_live--;
+		pm_att_thread_gone(s, r->sid.id, r->sid.tid);
 		break;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
@@ -215,8 +213,8 @@ void pm_ses_release(struct session *s)
 {
 	pm_gor_free(s->gor);
 	s->gor = NULL;
-	pm_idtab_free(&s->id_owner);
-	pm_idtab_free(&s->chosen);
+	pm_att_free(s->att);
+	s->att = NULL;
 	pm_idtab_free(&s->ev_of);
 	pm_mlog_free(s->mlog);
 	s->mlog = NULL;

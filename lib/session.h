@@ -41,15 +41,13 @@ struct pm_maps;
 struct pm_stacks;
 struct pm_gor;
 struct pm_mlog;
-struct pm_ring;
 struct pm_data_writer;
-struct aproc; /* attach.c */
+struct pm_att; /* attach.h */
 
 struct session {
 	const struct pm_record_cfg *cfg;
 	struct pm_record_result *res;
 	bool attach, replay;
-	bool err_set;            /* the error is in res already */
 	/* the events: spec and attr i; attr 0 gives the record layout */
 	struct pm_evt_spec spec[PM_SES_EVT_MAX];
 	struct perf_event_attr attr[PM_SES_EVT_MAX];
@@ -61,28 +59,11 @@ struct session {
 	size_t nvalues;          /* values per stack, every source's ... */
 	size_t val_off[PM_SES_SRC_MAX]; /* ... from here for each */
 	struct pm_idtab ev_of;   /* several events: event id -> its index */
-	int fail_ev;             /* the event whose open failed */
 	struct pm_rec_layout layout;
 	int ip_idx, sp_idx, bp_idx;
 
-	/* attach.c: fds and rings, the CPUs, the processes attached */
-	int *fds;
-	size_t nfds, capfds;
-	struct pm_ring **rings;  /* one per ring: per CPU */
-	size_t nrings;
-	int *cpus;
-	int ncpu;
-	unsigned pages;
-	struct aproc *procs;
-	size_t nprocs;
-	struct pm_idtab id_owner; /* event id -> the thread it was opened on */
-	struct pm_idtab chosen;   /* thread -> the one event owner whose records count */
-	int64_t threads_live;
-	uint64_t dups;
-	/* the drain (record.c): each ring's next record, merged in time order */
-	struct pm_rec *dcur;
-	const struct perf_event_header **dhdr;
-	bool *dhave;
+	/* attach.c: the events opened, the rings, the processes, whose records count */
+	struct pm_att *att;
 
 	/* processing: what feed() and the profile use */
 	struct pm_reg *reg;
