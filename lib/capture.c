@@ -1,0 +1,369 @@
+/*
+ * capture: the replayable capture of a recording (--raw), written live and
+ * replayed (capture.h).
+ *
+ * Everything after the rings -- maps, unwinders, stacks, the sources,
+ * the profile -- is fed by pm_ses_feed(), live from the drain or from a
+ * capture file.  Live, feed() also appends each record it processed to the
+ * capture, with what the session learnt from /proc on the way (maps
+ * snapshots, the build ID of each binary it opened, attached event ids),
+ * so that a replay walks the same path without a live process.  A
+ * sample's stack copy is cut to what the unwinder needed: the slot of the
+ * last return address it read, checked by walking the cut copy again (no
+ * match: the full copy is kept).
+ */
+#include "capture.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "attach.h"
+#include "datafile.h"
+#include "goroutine.h"
+#include "maps.h"
+#include "memlog.h"
+#include "profbuild.h"
+#include "source.h"
+
+/*
+ * How much of this sample's stack copy the capture keeps: up to the slot
+ * of the last return address found in the copy (the unwinder reads return
+ * addresses in address order), plus a margin; proven by walking the cut
+ * copy again, as the replay will, and keeping everything on a difference.
+ */
+uint64_t pm_cap_keep(struct session *s, const struct pm_unw_input *in, pid_t pid,
+			     size_t n, unsigned status)
+{
+	struct pm_unw_input t;
+	uint64_t off = 0, keep, o, v;
+	unsigned st2;
+	size_t i, m;
+
+	if (!in->stack || in->stack_len < 8)
+		return UINT64_MAX;
+	for (i = 1; i < n; i++) {
+		for (o = off; o + 8 <= in->stack_len; o += 8) {
+			memcpy(&v, in->stack + o, 8);
+			if (v == s->pcs[i])
+				break;
+		}
+		if (o + 8 > in->stack_len)
+			break; /* the rest came from the callchain */
+		off = o + 8;
+	}
+	keep = off + 64;
+	if (keep >= in->stack_len)
+		return UINT64_MAX;
+	t = *in;
+	t.stack_len = keep;
+	t.read_mem = NULL;
+	m = pm_unw_walk(pm_reg_unwinder(s->reg, pid), &t, s->vpcs, PM_REG_MAX_FRAMES, &st2);
+	if (m != n || st2 != status || memcmp(s->vpcs, s->pcs, n * sizeof(*s->pcs)) != 0)
+		return UINT64_MAX;
+	return keep;
+}
+
+/*
+ * Every read of the target while processing a sample: live, from the
+ * process (and logged with --raw, failures too); at replay, from the
+ * logged entries (memlog.h).
+ */
+int pm_cap_read(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	if (!s->replay) {
+		struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+		ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+
+		if (got < 0 || (size_t)got != len) {
+			if (s->cap)
+				pm_mlog_log(s->mlog, pid, addr, NULL, len);
+			return -EFAULT;
+		}
+		/* what cannot be logged did not happen: the replay could not have it */
+		if (s->cap && !pm_mlog_log(s->mlog, pid, addr, buf, len))
+			return -EFAULT;
+		return 0;
+	}
+	return pm_mlog_read(s->mlog, pid, addr, buf, len);
+}
+
+int pm_cap_unw_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct session *s = arg;
+
+	return pm_cap_read(s, s->unw_pid, addr, buf, len);
+}
+
+int pm_cap_gor_read(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	return pm_cap_read(arg, pid, addr, buf, len);
+}
+
+/* Live: the sample's MEM records, in records of at most 64 KiB, before the sample. */
+void pm_cap_write_mem(struct session *s)
+{
+	const uint8_t *p;
+	size_t off = 0, len;
+
+	while (pm_mlog_piece(s->mlog, &off, 65528 - 8, &p, &len))
+		pm_cap_check(s, pm_data_write_mem(s->cap, p, len));
+}
+
+void pm_cap_check(struct session *s, int rc)
+{
+	if (rc && !s->cap_err)
+		s->cap_err = rc;
+}
+
+/*
+ * Start the capture once the attr is final: header, attr, the event, and
+ * (attach) which event id was opened on which thread.
+ */
+void pm_cap_begin(struct session *s)
+{
+	struct pm_data_meta meta;
+	uint64_t key;
+	int32_t val;
+	size_t i;
+	int rc;
+
+	memset(&meta, 0, sizeof(meta));
+	meta.flags = (s->attach ? PM_DATA_ATTACH : 0) | (s->cfg->kernel ? PM_DATA_KERNEL : 0) |
+		     (s->mlog_on ? PM_DATA_MEMORY : 0);
+	meta.creators = s->cfg->creators > 0 ? (uint32_t)s->cfg->creators : 0;
+	meta.t0_wall_ns = pm_wall_ns();
+	meta.type = s->spec[0].type;
+	meta.config = s->spec[0].config;
+	meta.stack_size = s->cfg->stack_size;
+	meta.threads = s->res->threads;
+	meta.events = s->res->events;
+	meta.attach_us = (uint64_t)(s->res->attach_ms * 1000.0);
+	meta.nuser = s->nuser;
+	snprintf(meta.name, sizeof(meta.name), "%s", s->spec[0].name);
+	snprintf(meta.value_type, sizeof(meta.value_type), "%s", s->spec[0].value_type);
+	snprintf(meta.value_unit, sizeof(meta.value_unit), "%s", s->spec[0].value_unit);
+	rc = pm_data_create(&s->cap, s->cfg->raw, s->attr, s->nev, &meta, s->owner);
+	if (rc) {
+		s->cap_err = rc;
+		return;
+	}
+	for (i = 1; i < s->nev; i++) { /* several events: the others, and whose id is whose */
+		struct pm_data_event ev;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.index = (uint32_t)i;
+		ev.type = s->spec[i].type;
+		ev.config = s->spec[i].config;
+		snprintf(ev.name, sizeof(ev.name), "%s", s->spec[i].name);
+		snprintf(ev.value_type, sizeof(ev.value_type), "%s", s->spec[i].value_type);
+		snprintf(ev.value_unit, sizeof(ev.value_unit), "%s", s->spec[i].value_unit);
+		pm_cap_check(s, pm_data_write_event(s->cap, &ev));
+	}
+	for (i = 0; i < pm_idtab_slots(&s->ev_of); i++)
+		if (pm_idtab_slot(&s->ev_of, i, &key, &val))
+			pm_cap_check(s, pm_data_write_evid(s->cap, key, (uint32_t)val));
+	for (i = 0; i < pm_idtab_slots(pm_att_owners(s)); i++)
+		if (pm_idtab_slot(pm_att_owners(s), i, &key, &val))
+			pm_cap_check(s, pm_data_write_owner(s->cap, key, (uint32_t)val));
+}
+
+/* Live: the trailer, and the capture made whole; 0 or -errno. */
+int pm_cap_finish(struct session *s)
+{
+	struct pm_record_result *res = s->res;
+	struct pm_data_trailer tr;
+	int rc;
+
+	memset(&tr, 0, sizeof(tr));
+	tr.samples = res->samples;
+	tr.lost = res->lost;
+	tr.throttled = res->throttled;
+	tr.duration_ns = pm_now_ns() - s->t_start;
+	tr.exit_code = res->exit_code;
+	res->raw_bytes = pm_data_bytes(s->cap) + sizeof(tr);
+	rc = s->cap_err ? s->cap_err : pm_data_finish(s->cap, &tr);
+	if (s->cap_err)
+		pm_data_abort(s->cap);
+	s->cap = NULL;
+	return rc;
+}
+
+/* One of pmuprof's own records of a capture. */
+static int replay_own(struct session *s, const struct perf_event_header *h)
+{
+	struct pm_data_map mp;
+	struct pm_data_binary bi;
+	struct pm_data_owner ow;
+	size_t first;
+
+	switch (h->type) {
+	case PM_DATA_REC_MAP:
+		if (pm_data_decode_map(h, &mp))
+			return -EINVAL;
+		first = pm_maps_count(s->maps);
+		pm_maps_add_file(s->maps, (pid_t)mp.pid, mp.start, mp.end - mp.start, mp.pgoff,
+				 mp.path, NULL);
+		pm_reg_flush(s->reg, (pid_t)mp.pid);
+		pm_cap_check(s, pm_reg_maps_added(s->reg, first, s->cap));
+		return 0;
+	case PM_DATA_REC_BINARY:
+		if (pm_data_decode_binary(h, &bi))
+			return -EINVAL;
+		pm_reg_binary(s->reg, bi.path, bi.build_id, bi.flags);
+		return 0;
+	case PM_DATA_REC_OWNER:
+		if (pm_data_decode_owner(h, &ow))
+			return -EINVAL;
+		pm_att_set_owner(s, ow.id, ow.tid);
+		return 0;
+	case PM_DATA_REC_MEM:
+		/* copied: the reader's records last until its next one */
+		if (!s->mlog)
+			s->mlog = pm_mlog_new();
+		if (h->size < 8 || pm_mlog_add_record(s->mlog, (const uint8_t *)h + 8, h->size - 8u))
+			return -EINVAL;
+		return 0;
+	case PM_DATA_REC_EVENT: {
+		struct pm_data_event ev;
+		struct pm_evt_spec *sp;
+
+		if (pm_data_decode_event(h, &ev) || ev.index >= s->nev)
+			return -EINVAL;
+		if (ev.index >= s->nuser) /* another source's (source.h) */
+			pm_src_claim(s, ev.index, ev.name);
+		sp = &s->spec[ev.index];
+		sp->type = ev.type;
+		sp->config = ev.config;
+		snprintf(sp->name, sizeof(sp->name), "%s", ev.name);
+		snprintf(sp->value_type, sizeof(sp->value_type), "%s", ev.value_type);
+		snprintf(sp->value_unit, sizeof(sp->value_unit), "%s", ev.value_unit);
+		return 0;
+	}
+	case PM_DATA_REC_EVID: {
+		struct pm_data_evid ei;
+
+		if (pm_data_decode_evid(h, &ei) || ei.index >= s->nev)
+			return -EINVAL;
+		pm_idtab_put(&s->ev_of, ei.id, (int32_t)ei.index);
+		return 0;
+	}
+	default:
+		return 0; /* a later version's record: skip */
+	}
+}
+
+/*
+ * Replay: the capture's records through pm_ses_feed(), as the live session
+ * fed them, then the same pm_build_profile().
+ */
+int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record_result *res)
+{
+	static const struct pm_record_cfg no_cfg;
+	struct session s;
+	struct pm_data *d = NULL;
+	const struct pm_data_meta *meta;
+	const struct pm_data_trailer *tr;
+	const struct perf_event_header *h;
+	char err[256];
+	uint64_t t0 = pm_now_ns();
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	memset(res, 0, sizeof(*res));
+	memset(&s, 0, sizeof(s));
+	s.cfg = &no_cfg;
+	s.res = res;
+	s.replay = true;
+	err[0] = '\0';
+	rc = pm_data_open(&d, path, err, sizeof(err));
+	if (rc) {
+		pm_ses_err(res, PM_REC_ERR, "%s", err[0] ? err : strerror(-rc));
+		return res->err;
+	}
+	s.att = pm_att_new(); /* the event sets: whose records count */
+	meta = pm_data_meta(d);
+	s.nev = pm_data_nattrs(d) < PM_ARRAY_SIZE(s.attr) ? pm_data_nattrs(d) : PM_ARRAY_SIZE(s.attr);
+	/* the probes on goroutine creation, after the user's events, are not replayed */
+	s.nuser = meta->nuser && meta->nuser < s.nev ? (size_t)meta->nuser : s.nev;
+	if (s.nuser > PM_EVT_MAX)
+		s.nuser = PM_EVT_MAX;
+	for (i = s.nuser; i < s.nev; i++)
+		pm_src_claim(&s, i, NULL); /* which one: its EVENT record says */
+	/* what the recording read of the target, and so the goroutines, if it logged it */
+	s.mlog_on = meta->flags & PM_DATA_MEMORY;
+	if (s.mlog_on) {
+		struct pm_gor_opts go = { meta->creators > PM_GOR_MAX_ANCESTORS ? PM_GOR_MAX_ANCESTORS
+										 : meta->creators,
+					  pm_cap_gor_read, &s };
+
+		if (!s.mlog)
+			s.mlog = pm_mlog_new();
+		s.gor = pm_gor_new(&go);
+	}
+	for (i = 0; i < s.nev; i++) {
+		s.attr[i] = *pm_data_attr_at(d, i);
+		if ((!s.attr[i].freq && !s.attr[i].sample_period) ||
+		    (s.attr[i].freq && !s.attr[i].sample_freq)) {
+			pm_ses_err(res, PM_REC_ERR, "corrupt capture: no sampling rate for event %zu", i);
+			goto out;
+		}
+	}
+	snprintf(s.spec[0].name, sizeof(s.spec[0].name), "%s", meta->name);
+	snprintf(s.spec[0].value_type, sizeof(s.spec[0].value_type), "%s", meta->value_type);
+	snprintf(s.spec[0].value_unit, sizeof(s.spec[0].value_unit), "%s", meta->value_unit);
+	s.spec[0].type = meta->type;
+	s.spec[0].config = meta->config;
+	s.attach = meta->flags & PM_DATA_ATTACH;
+	res->threads = meta->threads;
+	res->events = meta->events;
+	res->attach_ms = (double)meta->attach_us / 1000.0;
+	pm_ses_processing(&s);
+	pm_ses_layout(&s);
+	while ((rc = pm_data_next(d, &h, err, sizeof(err))) > 0) {
+		struct pm_rec r;
+
+		res->records++;
+		if (h->type >= PM_DATA_REC_BASE) {
+			if (replay_own(&s, h) < 0) {
+				pm_ses_err(res, PM_REC_ERR, "corrupt capture: a bad pmuprof record (type %#x)",
+					h->type);
+				goto out;
+			}
+			continue;
+		}
+		rc = pm_rec_decode(h, &s.layout, &r);
+		if (rc == 0)
+			pm_ses_feed(&s, h, &r);
+		else if (rc < 0)
+			s.bad_records++;
+	}
+	if (rc < 0) {
+		pm_ses_err(res, PM_REC_ERR, "%s", err);
+		goto out;
+	}
+	for (i = 0; i < s.nuser; i++)
+		if (!s.spec[i].value_type[0] || !s.spec[i].value_unit[0] || !s.spec[i].name[0]) {
+			pm_ses_err(res, PM_REC_ERR, "corrupt capture: no description of event %zu", i);
+			goto out;
+		}
+	if (pm_reg_unwarned(s.reg))
+		pm_warn("%zu more binaries of the capture are missing or differ: their frames are "
+			"shown as module+offset too",
+			pm_reg_unwarned(s.reg));
+	tr = pm_data_trailer(d);
+	if (pm_data_truncated(d) || !tr)
+		pm_warn("'%s' is truncated: processed the %" PRIu64 " samples it holds", path,
+			res->samples);
+	res->exit_code = tr ? (int)tr->exit_code : 0;
+	res->seconds = (double)(pm_now_ns() - t0) / 1e9;
+	*out = pm_build_profile(&s, meta->t0_wall_ns, tr ? tr->duration_ns : 0);
+out:
+	pm_ses_release(&s);
+	pm_data_close(d);
+	return res->err;
+}

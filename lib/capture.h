@@ -1,0 +1,38 @@
+/*
+ * capture: the replayable capture (--raw, datafile.h) of a recording --
+ * written live as the session feeds each record (its start, the stack
+ * copy cut to what the unwinder needed, the target memory each sample
+ * read, the trailer) -- and its replay, pm_record_replay() (record.h):
+ * the capture's records fed through the same pm_ses_feed().
+ *
+ * Every read of the target while a sample is processed goes through
+ * pm_cap_read(), so that a replay reads what the live run read.  Write
+ * errors are kept in s->cap_err (the first one).
+ */
+#ifndef PM_CAPTURE_H
+#define PM_CAPTURE_H
+
+#include "session.h"
+
+/* Start the capture once the attr is final: header, attr, the events, and (attach) ids. */
+void pm_cap_begin(struct session *s);
+/* Keep the first write error @rc (0: none). */
+void pm_cap_check(struct session *s, int rc);
+/*
+ * How much of this sample's stack copy the capture keeps (UINT64_MAX: all),
+ * given its walk (@n frames in s->pcs, @status).
+ */
+uint64_t pm_cap_keep(struct session *s, const struct pm_unw_input *in, pid_t pid, size_t n,
+		     unsigned status);
+/* Live: the sample's MEM records, before the sample. */
+void pm_cap_write_mem(struct session *s);
+/* Live: the trailer, and the capture made whole; 0 or -errno. */
+int pm_cap_finish(struct session *s);
+
+/* A read of the target: live from the process (logged with --raw), at replay from the log. */
+int pm_cap_read(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t len);
+/* The same as the unwinder's and the goroutine inspector's read callbacks (arg: the session). */
+int pm_cap_unw_read(void *arg, uint64_t addr, void *buf, size_t len);
+int pm_cap_gor_read(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len);
+
+#endif

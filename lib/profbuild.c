@@ -1,0 +1,196 @@
+/*
+ * profbuild: the profile built at the end of a recording or replay
+ * (profbuild.h).
+ */
+#include "profbuild.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach.h"
+#include "goroutine.h"
+#include "kallsyms.h"
+#include "maps.h"
+#include "profile.h"
+#include "source.h"
+#include "symtab.h"
+
+#define MAX_FRAMES_SYM 64
+
+/*
+ * frames: a kernel frame, named from /proc/kallsyms, in one "[kernel.kallsyms]"
+ * mapping (report's folded output marks frames of mappings named "[kernel..."
+ * with "_[k]").  When the addresses are hidden (kptr_restrict), says so once.
+ */
+struct kstate {
+	struct pm_ksyms *ks;
+	uint64_t map;
+	bool tried;
+};
+
+static uint64_t kernel_loc(struct pm_profile *p, const struct pm_stack_frame *f, struct kstate *k)
+{
+	struct pm_prof_line line;
+	const char *name;
+	uint64_t lo, hi;
+
+	if (!k->tried) {
+		int rc = pm_ksyms_load(&k->ks, NULL);
+
+		k->tried = true;
+		if (rc == -EPERM)
+			pm_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames "
+				"stay unnamed; run as root or set kernel.kptr_restrict=0");
+		else if (rc < 0)
+			pm_warn("cannot read /proc/kallsyms: %s: kernel frames stay unnamed",
+				strerror(-rc));
+		pm_ksyms_range(k->ks, &lo, &hi);
+		k->map = pm_prof_mapping(p, lo, hi ? hi : UINT64_MAX, 0, "[kernel.kallsyms]", "");
+	}
+	name = pm_ksyms_find(k->ks, f->addr - (f->is_return ? 1 : 0), NULL);
+	if (!name)
+		return pm_prof_loc(p, k->map, f->addr, NULL, 0);
+	line.func_id = pm_prof_func(p, name, name, "", 0);
+	line.line = 0;
+	return pm_prof_loc(p, k->map, f->addr, &line, 1);
+}
+
+/* Symbolize every distinct frame once and build the pprof profile. */
+struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_t dur)
+{
+	struct pm_profile *p = pm_prof_new();
+	size_t nframes = pm_stacks_nframes(s->stacks), nmaps = pm_maps_count(s->maps), i;
+	uint64_t *loc_of = xcalloc(nframes, sizeof(*loc_of));
+	uint64_t *map_of = xcalloc(nmaps ? nmaps : 1, sizeof(*map_of));
+	bool *map_unresolved = xcalloc(nmaps ? nmaps : 1, sizeof(bool));
+	/* as many as a stack can hold: user + kernel frames, cut marker, creators, tag */
+	uint64_t *locs = xmalloc(PM_ARRAY_SIZE(s->ids) * sizeof(*locs));
+	struct pm_frame fr[MAX_FRAMES_SYM];
+	struct pm_prof_line lines[MAX_FRAMES_SYM];
+	struct kstate ks = { NULL, 0, false };
+	char *c;
+	size_t e;
+
+	pm_reg_check_limits(s->reg, s->stacks, 0); /* one reached after the last sample (mappings) */
+	for (e = 0; e < pm_nsources; e++) /* sample types, period, descriptions */
+		if (pm_sources[e]->profile_head)
+			pm_sources[e]->profile_head(s, p);
+	pm_prof_set_time(p, (int64_t)t0_wall, (int64_t)dur);
+	c = xasprintf("lost %" PRIu64 " samples", s->res->lost);
+	pm_prof_add_comment(p, c);
+	free(c);
+	if (s->res->throttled) {
+		/* events: the kernel lowered the rate (kernel.perf_event_max_sample_rate) */
+		double secs = dur ? (double)dur / 1e9 : 0;
+
+		c = xasprintf("throttled %" PRIu64 " times: effective rate %.0f samples/s",
+			      s->res->throttled, secs > 0 ? (double)s->res->samples / secs : 0.0);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
+	c = xasprintf("stacks cut: %" PRIu64 " of %" PRIu64, s->res->cut, s->res->samples);
+	pm_prof_add_comment(p, c);
+	free(c);
+	if (s->attach) {
+		c = xasprintf("attached: %" PRIu64 " threads, %" PRIu64 " events, %.1f ms",
+			      s->res->threads, s->res->events, s->res->attach_ms);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
+	for (e = 0; e < pm_nsources; e++)
+		if (pm_sources[e]->profile_tail)
+			pm_sources[e]->profile_tail(s, p);
+	if (pm_att_dups(s)) {
+		c = xasprintf("records from a second inherited event set dropped: %" PRIu64,
+			      pm_att_dups(s));
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
+
+	for (i = 0; i < nframes; i++) {
+		const struct pm_stack_frame *f = pm_stacks_frame_at(s->stacks, (uint32_t)i);
+		const struct pm_map *m = f->map_id == PM_STACKS_NO_MAP ? NULL
+								   : pm_maps_at(s->maps, f->map_id);
+		uint64_t mid = 0;
+		size_t nf = 0, k;
+
+		if (f->map_id == PM_SES_KERNEL_MAP) {
+			loc_of[i] = kernel_loc(p, f, &ks);
+			continue;
+		}
+		if (pm_gor_is_frame(f)) { /* goroutines: creator frames */
+			loc_of[i] = s->gor ? pm_gor_location(s->gor, p, f) : 0;
+			continue;
+		}
+		if (i == s->cut_frame || i == s->limit_frame) {
+			const char *mk = i == s->cut_frame ? "[truncated]" : "[limit]";
+
+			lines[0].func_id = pm_prof_func(p, mk, mk, "", 0);
+			lines[0].line = 0;
+			loc_of[i] = pm_prof_loc(p, 0, 0, lines, 1);
+			continue;
+		}
+		if (m) {
+			const struct pm_sym *sym = pm_reg_map_sym(s->reg, m);
+			const char *bid = pm_reg_capture_build_id(s->reg, m->path);
+
+			if (!map_of[m->id])
+				map_of[m->id] = pm_prof_mapping(p, m->start, m->end, m->pgoff, m->path,
+								sym ? pm_sym_build_id(sym)
+								: bid ? bid
+								      : "");
+			mid = map_of[m->id];
+			if (sym)
+				nf = pm_sym_frames(sym, f->vaddr - (f->is_return ? 1 : 0), fr,
+						   MAX_FRAMES_SYM);
+			if (!nf)
+				map_unresolved[m->id] = true;
+		}
+		for (k = 0; k < nf; k++) {
+			lines[k].func_id = pm_prof_func(p, fr[k].func, fr[k].func, fr[k].file,
+							fr[k].start_line);
+			lines[k].line = fr[k].line;
+		}
+		loc_of[i] = pm_prof_loc(p, mid, f->addr, lines, nf);
+	}
+	for (i = 0; i < nmaps; i++) {
+		const struct pm_map *m = pm_maps_at(s->maps, (uint32_t)i);
+		bool go;
+		if (!map_of[i])
+			continue;
+		go = pm_reg_map_sym(s->reg, m) && pm_sym_is_go(m->sym);
+		pm_prof_mapping_flags(p, map_of[i], !map_unresolved[i], go, go, go);
+	}
+	for (i = 0; i < pm_stacks_count(s->stacks); i++) {
+		size_t n, k;
+		const int64_t *v;
+		const uint32_t *ids = pm_stacks_at(s->stacks, i, &n, &v);
+		struct pm_prof_label lab[2 + PM_GOR_MAX_LABELS + 2];
+		size_t nlab = 2;
+		uint32_t pid, tid;
+
+		pm_stacks_tags(s->stacks, i, &pid, &tid);
+		memset(lab, 0, sizeof(lab));
+		lab[0].key = "pid";
+		lab[0].num = pid;
+		lab[1].key = "thread";
+		lab[1].num = tid;
+		if (s->gor) /* goroutines: the labels of the root tag frame */
+			nlab += pm_gor_labels(s->gor, s->stacks, ids, &n, lab + 2,
+					      PM_ARRAY_SIZE(lab) - 3);
+		for (k = 0; k < n; k++)
+			locs[k] = loc_of[ids[k]];
+		for (e = 0; e < pm_nsources; e++) /* each source's samples of the stack */
+			if (pm_sources[e]->profile_stack)
+				pm_sources[e]->profile_stack(s, p, locs, n, v + s->val_off[e], lab, nlab);
+	}
+	free(locs);
+	free(loc_of);
+	free(map_of);
+	free(map_unresolved);
+	pm_ksyms_free(ks.ks);
+	return p;
+}

@@ -1,0 +1,98 @@
+/*
+ * source: a profile source, one kind of profile the recording session
+ * takes, and the table of them.  Today: CPU sampling (src_cpu.c, the
+ * events of -e) and the goroutine creation probes of --creators when
+ * attached (src_creation.c: their samples feed the goroutine inspector
+ * and make no sample of the profile).
+ *
+ * A source says what it opens (its events, appended to s->spec: the
+ * loop opens every event on every thread and CPU, and drains them all),
+ * consumes the samples of its events (s->src[e] names the source of
+ * event e), and says what it adds to the profile: sample types, comments,
+ * and per stack its samples, with their values and labels.  Every hook may
+ * be NULL but sample.  Adding a kind of profile is one src_NAME.c with its
+ * struct pm_source, and one entry in pm_sources[] (source.c).
+ *
+ * The CPU source is first: its events are the first s->nuser, the user's,
+ * and attr 0 gives the record layout.  A capture does not say which source
+ * an event past them is: at replay, the first source whose claim() takes
+ * it owns it.
+ */
+#ifndef PM_SOURCE_H
+#define PM_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct session;
+struct perf_event_attr;
+struct pm_profile;
+struct pm_prof_label;
+struct pm_rec_sample;
+struct pm_evt_spec;
+
+struct pm_source {
+	const char *name;
+	size_t state_size; /* its state in each session, zeroed: pm_src_state() */
+	/* Live, first: check and take its options; 0 or -1 with s->res set. */
+	int (*configure)(struct session *s);
+	/*
+	 * Live, the targets known (s->procs when attached): add its events
+	 * with pm_src_add_event() (or own those there with pm_src_own());
+	 * 0 or -1 with s->res set.
+	 */
+	int (*add_events)(struct session *s);
+	/*
+	 * Its events fire at the program's own rate, not at -F/-c's: the
+	 * ring keeps room for 512 of their samples.
+	 */
+	bool unrated;
+	/* Live: the attr of its event @e, as events.c made it; adjust it. */
+	void (*adjust_attr)(struct session *s, size_t e, struct perf_event_attr *a);
+	/*
+	 * Replay: does it own event @e, past the CPU's (@name: its EVENT
+	 * record's; NULL before that record)?  Sets s->kind[e].
+	 */
+	bool (*claim)(struct session *s, size_t e, const char *name);
+	/* Values it adds to each stack (s->val_off[its index] is the first). */
+	size_t (*nvalues)(const struct session *s);
+	/* A sample of its event @e, accepted (one per thread's event set). */
+	void (*sample)(struct session *s, size_t e, const struct pm_rec_sample *smp);
+	/* The profile, first: its sample types, period, descriptions. */
+	void (*profile_head)(struct session *s, struct pm_profile *p);
+	/* The profile's comments after the session's own (lost, cut, attached). */
+	void (*profile_tail)(struct session *s, struct pm_profile *p);
+	/*
+	 * One aggregated stack: its samples from @v (at its values), at the
+	 * locations @locs, with the labels lab[0..nlab) (room for one more).
+	 */
+	void (*profile_stack)(struct session *s, struct pm_profile *p, const uint64_t *locs,
+			      size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab);
+};
+
+extern const struct pm_source *const pm_sources[];
+extern const size_t pm_nsources;
+
+/* The index of @src in pm_sources[]. */
+size_t pm_src_index(const struct pm_source *src);
+/* @src's state in @s. */
+void *pm_src_state(const struct session *s, const struct pm_source *src);
+/* Event @e and up, to s->nev, are @src's. */
+void pm_src_own(struct session *s, size_t first, const struct pm_source *src);
+/* Append event @spec (copied) as @src's, of kind @kind; false when full. */
+bool pm_src_add_event(struct session *s, const struct pm_source *src,
+		      const struct pm_evt_spec *spec, int kind);
+/* Does @src own an event? */
+bool pm_src_has_events(const struct session *s, const struct pm_source *src);
+
+/* Every source's configure(), then (pm_src_add_events) add_events(), in table order. */
+int pm_src_configure(struct session *s);
+int pm_src_add_events(struct session *s);
+/* Replay: event @e past the user's, owned by the first source that claims it. */
+void pm_src_claim(struct session *s, size_t e, const char *name);
+/* Processing starts: the sources' state and values (s->nvalues, s->val_off); and ends. */
+void pm_src_begin(struct session *s);
+void pm_src_end(struct session *s);
+
+#endif

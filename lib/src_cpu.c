@@ -1,0 +1,172 @@
+/* src_cpu: CPU sampling, the events of -e (src_cpu.h). */
+#include "src_cpu.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach.h"
+#include "capture.h"
+#include "goroutine.h"
+#include "maps.h"
+#include "profile.h"
+#include "session.h"
+#include "stacks.h"
+
+static int cpu_configure(struct session *s)
+{
+	const struct pm_record_cfg *cfg = s->cfg;
+	char err[256];
+	long maxrate;
+
+	if (pm_evt_parse_list(cfg->event ? cfg->event : "cycles", s->spec, PM_EVT_MAX, &s->nev,
+			      err, sizeof(err)) < 0) {
+		pm_ses_err(s->res, PM_REC_USAGE, "%s", err);
+		return -1;
+	}
+	maxrate = pm_evt_max_sample_rate();
+	if (cfg->freq && maxrate > 0 && cfg->freq > (uint64_t)maxrate) {
+		pm_ses_err(s->res, PM_REC_USAGE,
+			   "invalid frequency '%" PRIu64
+			   "': must be 1..%ld (kernel.perf_event_max_sample_rate)",
+			   cfg->freq, maxrate);
+		return -1;
+	}
+	return 0;
+}
+
+/* The events parsed are the user's: the hardware ones this CPU lacks fall back. */
+static int cpu_add_events(struct session *s)
+{
+	if (pm_att_resolve_hardware(s))
+		return -1;
+	s->nuser = s->nev;
+	pm_src_own(s, 0, &pm_src_cpu);
+	return 0;
+}
+
+/* per event: its samples and their value (cpu_profile_stack() splits them) */
+static size_t cpu_nvalues(const struct session *s)
+{
+	return 2 * s->nuser;
+}
+
+static void cpu_sample(struct session *s, size_t ev, const struct pm_rec_sample *smp)
+{
+	struct pm_walk w;
+	int64_t values[PM_SES_VALUES_MAX];
+	int64_t *v = values + s->val_off[0];
+	size_t n, i, nk;
+
+	s->res->samples++;
+	memset(values, 0, s->nvalues * sizeof(values[0]));
+	v[2 * ev] = 1;
+	v[2 * ev + 1] = (int64_t)smp->period;
+	pm_ses_walk(s, smp, &w);
+	n = w.n;
+	nk = w.nk;
+	if (s->cap)
+		s->keep = pm_cap_keep(s, &w.in, w.pid, n, w.status);
+	for (i = 0; i < nk; i++) {
+		struct pm_stack_frame f = { PM_SES_KERNEL_MAP, i > 0, s->kchain[i], s->kchain[i] };
+
+		s->ids[i] = pm_stacks_frame(s->stacks, &f);
+	}
+	for (i = 0; i < n; i++) {
+		const struct pm_map *m;
+		struct pm_stack_frame f;
+
+		/* recursion: a return address equal to the one below is the same frame */
+		if (i > 1 && s->pcs[i] == s->pcs[i - 1]) {
+			s->ids[nk + i] = s->ids[nk + i - 1];
+			continue;
+		}
+		m = pm_maps_find(s->maps, w.pid, s->pcs[i]);
+
+		f.map_id = m ? m->id : PM_STACKS_NO_MAP;
+		f.is_return = i > 0;
+		f.addr = s->pcs[i];
+		f.vaddr = m && m->sym ? (uint64_t)((int64_t)s->pcs[i] - m->bias) : s->pcs[i];
+		s->ids[nk + i] = pm_stacks_frame(s->stacks, &f);
+	}
+	n += nk;
+	if (w.status & PM_UNW_COMPLETE) {
+		s->complete++;
+	} else {
+		/* an honest marker at the root instead of a guessed caller */
+		s->ids[n++] = s->cut_frame;
+		s->res->cut++;
+	}
+	if (s->gor && (w.in.regs_valid & (1u << PM_DW_R14))) /* goroutines: creators, labels */
+		n = pm_gor_sample(s->gor, s->maps, s->stacks, w.pid, (pid_t)smp->tid,
+				  w.in.regs[PM_DW_R14], w.in.sp, w.in.stack, w.in.stack_len, s->pcs,
+				  n - nk - !(w.status & PM_UNW_COMPLETE), s->ids, n,
+				  PM_ARRAY_SIZE(s->ids));
+	pm_stacks_add_tagged(s->stacks, smp->pid, smp->tid, s->ids, n, values);
+	pm_reg_check_limits(s->reg, s->stacks, w.status);
+}
+
+/* One value per event: named as Go names it alone, after the event with others. */
+static void cpu_profile_head(struct session *s, struct pm_profile *p)
+{
+	bool cpu = strcmp(s->spec[0].value_unit, "nanoseconds") == 0;
+	char *c;
+	size_t e;
+
+	pm_prof_add_sample_type(p, "samples", "count");
+	for (e = 0; e < s->nuser; e++)
+		pm_prof_add_sample_type(p, s->nuser > 1 ? s->spec[e].name : s->spec[e].value_type,
+					s->spec[e].value_unit);
+	pm_prof_set_default_type(p, 1);
+	if (s->attr[0].freq) {
+		int64_t per = cpu ? (int64_t)(1000000000ULL / s->attr[0].sample_freq) : 1;
+		pm_prof_set_period(p, pm_prof_sample_type(p, 1)->type, s->spec[0].value_unit, per);
+	} else {
+		pm_prof_set_period(p, pm_prof_sample_type(p, 1)->type, s->spec[0].value_unit,
+				   (int64_t)s->attr[0].sample_period);
+	}
+	for (e = 0; e < s->nuser; e++) {
+		const struct perf_event_attr *a = &s->attr[e];
+
+		if (a->freq)
+			c = xasprintf("pmuprof record: event %s, %" PRIu64 " Hz, stack copy %u bytes",
+				      s->spec[e].name, (uint64_t)a->sample_freq, a->sample_stack_user);
+		else
+			c = xasprintf("pmuprof record: event %s, period %" PRIu64
+				      ", stack copy %u bytes",
+				      s->spec[e].name, (uint64_t)a->sample_period,
+				      a->sample_stack_user);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
+}
+
+/* One sample per event, with an "event" label when there are several. */
+static void cpu_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+			      size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
+{
+	int64_t val[1 + PM_EVT_MAX];
+	size_t e;
+
+	for (e = 0; e < s->nuser; e++) {
+		if (!v[2 * e])
+			continue;
+		memset(val, 0, sizeof(val));
+		val[0] = v[2 * e];
+		val[1 + e] = v[2 * e + 1];
+		lab[nlab].key = "event";
+		lab[nlab].str = s->spec[e].name;
+		pm_prof_add(p, locs, n, val, lab, nlab + (s->nuser > 1));
+	}
+}
+
+const struct pm_source pm_src_cpu = {
+	.name = "cpu",
+	.configure = cpu_configure,
+	.add_events = cpu_add_events,
+	.nvalues = cpu_nvalues,
+	.sample = cpu_sample,
+	.profile_head = cpu_profile_head,
+	.profile_stack = cpu_profile_stack,
+};
