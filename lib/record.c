@@ -345,6 +345,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 				pm_target_signal(tgt, SIGTERM);
 			forwarded = true;
 			stop_at = now;
+			res->duration_stop = tgt != NULL;
 		}
 		if (tgt)
 			done = pm_target_poll(tgt, &status) != 0;
@@ -378,7 +379,9 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	drain(&s, &dr);
 	if (cfg->progress)
 		progress(&s, true);
-	res->exit_code = tgt ? pm_target_exit_code(status) : 0;
+	/* the command's status, unless pmuprof itself stopped it at --duration */
+	res->cmd_exit = tgt ? pm_target_exit_code(status) : 0;
+	res->exit_code = res->duration_stop ? 0 : res->cmd_exit;
 	res->seconds = (double)(pm_now_ns() - s.t_start) / 1e9;
 
 	prof = pm_build_profile(&s, t0_wall, pm_now_ns() - s.t_start);
@@ -411,10 +414,24 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 			"samples/s; lower -F (kernel.perf_event_max_sample_rate=%ld)",
 			res->throttled, res->seconds > 0 ? (double)res->samples / res->seconds : 0.0,
 			pm_evt_max_sample_rate());
-	if (!cfg->quiet)
+	if (!cfg->quiet && res->duration_stop) {
+		const char *sig = res->cmd_exit > 128 ? sigabbrev_np(res->cmd_exit - 128) : NULL;
+
+		if (res->cmd_exit > 128)
+			fprintf(stderr,
+				"pmuprof: wrote %s: %" PRIu64 " samples (%" PRIu64 " lost), %.1f s; "
+				"stopped the command at --duration (it ended on SIG%s)\n",
+				output, res->samples, res->lost, res->seconds, sig ? sig : "?");
+		else
+			fprintf(stderr,
+				"pmuprof: wrote %s: %" PRIu64 " samples (%" PRIu64 " lost), %.1f s; "
+				"stopped the command at --duration (it exited %d)\n",
+				output, res->samples, res->lost, res->seconds, res->cmd_exit);
+	} else if (!cfg->quiet) {
 		fprintf(stderr,
 			"pmuprof: wrote %s: %" PRIu64 " samples (%" PRIu64 " lost), %.1f s\n",
 			output, res->samples, res->lost, res->seconds);
+	}
 	if (!cfg->quiet && cfg->raw)
 		fprintf(stderr, "pmuprof: wrote capture %s: %" PRIu64 " bytes\n", cfg->raw,
 			res->raw_bytes);

@@ -83,7 +83,9 @@ enum pm_record_err {
 struct pm_record_result {
 	enum pm_record_err err;
 	char msg[512];         /* one line, when err != PM_REC_OK */
-	int exit_code;         /* the command's, shell-style */
+	int exit_code;         /* pmuprof's: the command's, or 0 when --duration stopped it */
+	int cmd_exit;          /* the command's, shell-style (128 + signal) */
+	bool duration_stop;    /* --duration passed and pmuprof stopped the command */
 	uint64_t samples, lost, throttled, cut;
 	double seconds;
 	/* attach mode */

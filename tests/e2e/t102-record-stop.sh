@@ -66,7 +66,20 @@ rec --duration 1 -- sleep 30 2>"$T/e"
 rc=$?
 dt=$(($(now_ms) - t0))
 if [ $dt -ge 900 ] && [ $dt -lt $((1000 + slack)) ]; then pass duration-sleep-time; else fail duration-sleep-time "took $dt ms"; fi
-if [ $rc -eq 143 ]; then pass duration-sleep-status; else fail duration-sleep-status "exit $rc, expected 143 (sleep got SIGTERM)"; fi
+# pmuprof stopped it: exit 0, and the summary says how the command ended
+if [ $rc -eq 0 ]; then pass duration-sleep-status; else fail duration-sleep-status "exit $rc, expected 0 (pmuprof stopped sleep at --duration)"; fi
+"$PMUPROF" record -e cpu-clock --duration 0.3 -o "$T/ds.pb.gz" -- sleep 30 2>"$T/ds.err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'stopped the command at --duration (it ended on SIGTERM)' "$T/ds.err" &&
+	[ "$(wc -l <"$T/ds.err")" -eq 1 ]; then
+	pass duration-summary-says
+else
+	fail duration-summary-says "exit $rc: $(tr '\n' '|' <"$T/ds.err")"
+fi
+# a command that ends by itself before --duration: its own status
+"$PMUPROF" record -q -e cpu-clock --duration 30 -o "$T/ds.pb.gz" -- sh -c 'exit 7'
+rc=$?
+if [ $rc -eq 7 ]; then pass duration-own-exit; else fail duration-own-exit "exit $rc, expected 7"; fi
 readable duration-sleep-profile 0
 
 t0=$(now_ms)
@@ -92,10 +105,11 @@ wait_bounded $pid 30
 rc=$?
 wait $wpid
 dt=$(($(now_ms) - t0))
-if [ $rc -eq 137 ] && [ $dt -ge 2800 ] && [ $dt -lt $((3300 + slack)) ]; then
+# (pmuprof stopped it: exit 0; the command's SIGKILL is in the summary line)
+if [ $rc -eq 0 ] && [ $dt -ge 2800 ] && [ $dt -lt $((3300 + slack)) ]; then
 	pass duration-sigkill
 else
-	fail duration-sigkill "exit $rc after $dt ms, expected 137 after ~3.3 s"
+	fail duration-sigkill "exit $rc after $dt ms, expected 0 after ~3.3 s"
 fi
 readable duration-sigkill-profile "$(min_samples "$T/cpu")"
 
