@@ -10,7 +10,6 @@
 #include "cmds.h"
 #include "events.h"
 #include "parse-opt.h"
-#include "target.h"
 #include "record.h"
 #include "util.h"
 
@@ -292,30 +291,6 @@ static int check_usage(const struct ropts *r, bool have_cmd)
 	return 0;
 }
 
-/* -p $$ and the like: taken, with one line saying what it is. */
-static void warn_kin(const struct ropts *r)
-{
-	for (size_t i = 0; i < r->npids + r->ntids; i++) {
-		pid_t id = i < r->npids ? r->pids[i] : r->tids[i - r->npids];
-		const char *opt = i < r->npids ? "-p" : "-t";
-
-		switch (pm_target_kin(id)) {
-		case PM_KIN_SELF:
-			pm_warn("%s %d is pmuprof itself: the profile will be of pmuprof's own work",
-				opt, (int)id);
-			break;
-		case PM_KIN_ANCESTOR:
-			pm_warn("%s %d is an ancestor of pmuprof (the shell that runs it?): it waits "
-				"while pmuprof runs, so its profile will hold little; give the PID "
-				"of the program to profile",
-				opt, (int)id);
-			break;
-		case PM_KIN_NONE:
-			break;
-		}
-	}
-}
-
 int cmd_record(int argc, char **argv)
 {
 	struct ropts r;
@@ -341,7 +316,6 @@ int cmd_record(int argc, char **argv)
 		free(r.tids);
 		return rc;
 	}
-	warn_kin(&r);
 	r.cfg.argv = first < argc ? argv + first : NULL;
 	if (r.cfg.argv)
 		want_ancestors(r.cfg.creators);

@@ -642,6 +642,33 @@ static struct aproc *add_proc(struct session *s, const struct pm_task_info *ti)
 }
 
 /* Check -p and -t against /proc, before anything is opened.  0 or -1 with s->res set. */
+/*
+ * -p $$ and the like, once every target checked out (an error says only
+ * itself): taken, with one line saying what it is.
+ */
+static void warn_kin(const struct pm_record_cfg *cfg)
+{
+	for (size_t i = 0; i < cfg->npids + cfg->ntids; i++) {
+		pid_t id = i < cfg->npids ? cfg->pids[i] : cfg->tids[i - cfg->npids];
+		const char *opt = i < cfg->npids ? "-p" : "-t";
+
+		switch (pm_target_kin(id)) {
+		case PM_KIN_SELF:
+			pm_warn("%s %d is pmuprof itself: the profile will be of pmuprof's own work",
+				opt, (int)id);
+			break;
+		case PM_KIN_ANCESTOR:
+			pm_warn("%s %d is an ancestor of pmuprof (the shell that runs it?): it waits "
+				"while pmuprof runs, so its profile will hold little; give the PID "
+				"of the program to profile",
+				opt, (int)id);
+			break;
+		case PM_KIN_NONE:
+			break;
+		}
+	}
+}
+
 int pm_att_check_targets(struct session *s)
 {
 	const struct pm_record_cfg *cfg = s->cfg;
@@ -730,6 +757,7 @@ int pm_att_check_targets(struct session *s)
 		if (s->att->procs[i].tids)
 			qsort(s->att->procs[i].tids, s->att->procs[i].ntids, sizeof(pid_t), cmp_pid);
 	}
+	warn_kin(cfg);
 	return 0;
 }
 

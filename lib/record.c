@@ -238,7 +238,8 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	}
 	if (pm_src_add_events(&s)) /* what each source opens */
 		goto out;
-	for (i = 0; i < s.nev; i++)
+	/* the user's uprobes (a source defines its own, and says why it cannot) */
+	for (i = 0; i < s.nuser; i++)
 		if (s.spec[i].kind == PM_EVT_UPROBE &&
 		    pm_evt_uprobe_define(&s.spec[i], (unsigned)i, err, sizeof(err)) < 0)
 			pm_warn("%s: %s: threads started after the recording starts are not probed",

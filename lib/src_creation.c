@@ -54,6 +54,7 @@ static int creation_add_events(struct session *s)
 	static const char *const fn[] = { "runtime.newproc", "runtime.runqput" };
 	char text[4200], err[512], exe[64];
 	size_t i, k, e;
+	bool warned = false;
 
 	if (!s->attach || s->cfg->creators <= 1)
 		return 0; /* goroutines: creators of what is created from now on */
@@ -79,10 +80,14 @@ static int creation_add_events(struct session *s)
 				break;
 			sp[k].period = 1; /* every creation, whatever -F says */
 			sp[k].freq = 0;
-			if (pm_evt_uprobe_define(&sp[k], (unsigned)(s->nev + k), err, sizeof(err)) < 0)
-				pm_warn("creators: %s: %s: goroutines created on threads started "
-					"later are not followed",
-					fn[k], err);
+			/* one line for both probes and every process: the cause is the same */
+			if (pm_evt_uprobe_define(&sp[k], (unsigned)(s->nev + k), err, sizeof(err)) < 0 &&
+			    !warned) {
+				pm_warn("creators: %s: goroutines created on threads started later "
+					"are not followed",
+					err);
+				warned = true;
+			}
 		}
 		free(real);
 		if (k < 2) {
