@@ -875,9 +875,14 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 			*status |= PM_UNW_COMPLETE;
 			break;
 		}
-		if (leaf && (f.flags & PM_UNW_F_VDSOCALL) && w.nswitch < MAX_SWITCHES &&
-		    vdso_r12_set(&w, &f, pc) && vdso_return(u, &w, &ra) == 0) {
-			/* in time.now itself, past the switch: its caller from R12 */
+		if ((f.flags & PM_UNW_F_VDSOCALL) && w.nswitch < MAX_SWITCHES &&
+		    (leaf ? vdso_r12_set(&w, &f, pc) : (f.flags & PM_UNW_F_SPWRITE) != 0) &&
+		    vdso_return(u, &w, &ra) == 0) {
+			/*
+			 * back from g0 to the goroutine stack time.now/nanotime1
+			 * left: out of the vDSO, or in time.now itself past the
+			 * switch (its caller from R12)
+			 */
 			w.nswitch++;
 			*status |= PM_UNW_SWITCHED;
 			if (n >= max) {
@@ -985,19 +990,6 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 				}
 				pc = gpc;
 				leaf = true;
-				continue;
-			} else if ((f.flags & PM_UNW_F_VDSOCALL) && w.nswitch < MAX_SWITCHES &&
-				   vdso_return(u, &w, &ra) == 0) {
-				/* back from g0 to the goroutine stack time.now/nanotime1 left */
-				w.nswitch++;
-				*status |= PM_UNW_SWITCHED;
-				if (n >= max) {
-					*status |= PM_UNW_MAX;
-					break;
-				}
-				pcs[n++] = ra;
-				pc = ra;
-				leaf = false;
 				continue;
 			} else {
 				/* a stack switch (gogo, ...): the rest is elsewhere */
