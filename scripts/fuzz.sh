@@ -27,9 +27,12 @@ mkdir -p "$O/obj" "$O/gen" "$O/corpus"
 [ -f "$O/gen/profile.pb-c.c" ] || protoc-c --proto_path=proto --c_out=$O/gen proto/profile.proto
 FL="-g -O1 -std=c11 -D_GNU_SOURCE -I. -Ilib -I$O/gen -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
 objs=""
+# an object is rebuilt when its source or any header is newer (a struct
+# changed in a header left objects of the old layout, and fuzz-replay crashed)
+newest_h=$(ls -t lib/*.h | head -1)
 for src in lib/*.c $O/gen/profile.pb-c.c; do
 	obj=$O/obj/$(basename "$src" .c).o
-	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ]; then
+	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$newest_h" -nt "$obj" ]; then
 		$CC $FL -w -c -o "$obj" "$src" || { echo "FAIL: fuzz/build ($src)"; exit 1; }
 	fi
 	objs="$objs $obj"
