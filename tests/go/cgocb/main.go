@@ -15,6 +15,7 @@ import "C"
 import (
 	"flag"
 	"fmt"
+	"time"
 )
 
 //go:noinline
@@ -43,4 +44,9 @@ func main() {
 	done := make(chan uint64)
 	go worker(int(*scale*600_000_000), done)
 	fmt.Println(<-done != 0)
+	// Stay a moment: the crossing of cgocallback reads g0's saved state from
+	// the process, and samples drained after it exited cannot (they end
+	// [truncated], honestly); how many are left then is the drain's latency
+	// on a loaded machine (12 % once), not the unwinder's.
+	time.Sleep(300 * time.Millisecond)
 }
