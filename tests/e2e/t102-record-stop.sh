@@ -117,7 +117,9 @@ readable duration-sigkill-profile "$(min_samples "$T/cpu")"
 for sig in INT TERM; do
 	rm -f "$out" "$T/got"
 	# pmuprof itself in the background (not a function: $! must be its pid)
-	bg_rec -- sh -c "trap 'echo $sig >$T/got; exit 7' $sig; while [ ! -e $T/got ]; do :; done"
+	# (a loop in user mode only: the samples are of user time, and a test(1)
+	# per turn made a third of it system time, split from user time by ticks)
+	bg_rec -- sh -c "trap 'echo $sig >$T/got; exit 7' $sig; while :; do :; done"
 	sleep 1
 	kill -s $sig $pid
 	wait_bounded $pid 10
