@@ -415,23 +415,21 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 			"samples/s; lower -F (kernel.perf_event_max_sample_rate=%ld)",
 			res->throttled, res->seconds > 0 ? (double)res->samples / res->seconds : 0.0,
 			pm_evt_max_sample_rate());
-	if (!cfg->quiet && res->duration_stop) {
-		const char *sig = res->cmd_exit > 128 ? sigabbrev_np(res->cmd_exit - 128) : NULL;
+	if (!cfg->quiet) {
+		char how[96] = "";
 
-		if (res->cmd_exit > 128)
-			fprintf(stderr,
-				"pmuprof: wrote %s: %" PRIu64 " samples (%" PRIu64 " lost), %.1f s; "
-				"stopped the command at --duration (it ended on SIG%s)\n",
-				output, res->samples, res->lost, res->seconds, sig ? sig : "?");
-		else
-			fprintf(stderr,
-				"pmuprof: wrote %s: %" PRIu64 " samples (%" PRIu64 " lost), %.1f s; "
-				"stopped the command at --duration (it exited %d)\n",
-				output, res->samples, res->lost, res->seconds, res->cmd_exit);
-	} else if (!cfg->quiet) {
+		if (res->duration_stop && res->cmd_exit > 128) {
+			const char *sig = sigabbrev_np(res->cmd_exit - 128);
+
+			snprintf(how, sizeof(how), "; stopped the command at --duration (it ended on SIG%s)",
+				 sig ? sig : "?");
+		} else if (res->duration_stop) {
+			snprintf(how, sizeof(how), "; stopped the command at --duration (it exited %d)",
+				 res->cmd_exit);
+		}
 		fprintf(stderr,
-			"pmuprof: wrote %s: %" PRIu64 " samples (%" PRIu64 " lost), %.1f s\n",
-			output, res->samples, res->lost, res->seconds);
+			"pmuprof: wrote %s: %" PRIu64 " samples (%" PRIu64 " lost), %.1f s%s\n",
+			output, res->samples, res->lost, res->seconds, how);
 	}
 	if (!cfg->quiet && cfg->raw)
 		fprintf(stderr, "pmuprof: wrote capture %s: %" PRIu64 " bytes\n", cfg->raw,

@@ -186,17 +186,27 @@ int pm_unw_vdso_return(struct pm_unw *u, struct walk *w, uint64_t *ra)
  * MOVQ R12, SP where pcsp still counts the SUBQ: only R12 is right.  Before
  * it, R12 is the caller's and pcsp is right.
  */
-bool pm_unw_vdso_r12_set(const struct walk *w, const struct pm_unw_func *f, uint64_t pc)
+bool pm_unw_vdso_r12_set(struct pm_unw *u, const struct walk *w, const struct pm_unw_func *f,
+			  uint64_t pc)
 {
 	uint8_t code[32];
+	int32_t off = -1;
+	size_t i;
 
-	if (pc < f->entry || !w->cur.read_mem ||
-	    w->cur.read_mem(w->cur.read_arg, f->entry, code, sizeof(code)) != 0)
+	if (pc < f->entry)
 		return false;
-	for (size_t i = 0; i + 3 <= sizeof(code); i++)
+	for (i = 0; i < PM_ARRAY_SIZE(u->r12); i++)
+		if (u->r12[i].entry == f->entry)
+			return u->r12[i].off >= 0 && pc >= f->entry + (uint64_t)u->r12[i].off;
+	if (!w->cur.read_mem || w->cur.read_mem(w->cur.read_arg, f->entry, code, sizeof(code)) != 0)
+		return false; /* not kept: it may read next time */
+	for (i = 0; i + 3 <= sizeof(code) && off < 0; i++)
 		if (code[i] == 0x49 && code[i + 1] == 0x89 && code[i + 2] == 0xe4)
-			return pc >= f->entry + i + 3;
-	return false;
+			off = (int32_t)(i + 3);
+	u->r12[u->r12_next].entry = f->entry;
+	u->r12[u->r12_next].off = off;
+	u->r12_next = (u->r12_next + 1) % PM_ARRAY_SIZE(u->r12);
+	return off >= 0 && pc >= f->entry + (uint64_t)off;
 }
 
 /*

@@ -39,6 +39,15 @@ struct pm_unw {
 	unsigned gnext;
 	uint64_t *alt; /* the kernel's version of a stack read past the copy */
 	size_t alt_cap;
+	/*
+	 * time.now & co.: where R12 is set, per entry (pm_unw_vdso_r12_set()),
+	 * read from the code once, not per sample; cleared with the cache
+	 */
+	struct {
+		uint64_t entry; /* 0 = empty */
+		int32_t off;    /* past MOVQ SP, R12; -1 = not found */
+	} r12[4];
+	unsigned r12_next;
 };
 
 struct regs {
@@ -96,7 +105,8 @@ size_t pm_unw_cgo_chain(struct pm_unw *u, const struct pm_unw_input *in, const s
 			uint64_t *pcs, size_t n, size_t max, unsigned *status);
 int pm_unw_g0_switch(struct pm_unw *u, struct walk *w, uint64_t *pc);
 int pm_unw_vdso_return(struct pm_unw *u, struct walk *w, uint64_t *ra);
-bool pm_unw_vdso_r12_set(const struct walk *w, const struct pm_unw_func *f, uint64_t pc);
+bool pm_unw_vdso_r12_set(struct pm_unw *u, const struct walk *w, const struct pm_unw_func *f,
+			  uint64_t pc);
 int pm_unw_callback_switch(struct pm_unw *u, struct walk *w);
 int pm_unw_signal_frame(struct pm_unw *u, struct walk *w, uint64_t sp, uint64_t *pc);
 size_t pm_unw_chain_cross(struct pm_unw *u, struct walk *w, const struct pm_unw_input *in,

@@ -93,6 +93,7 @@ void pm_unw_free(struct pm_unw *u)
 void pm_unw_flush(struct pm_unw *u)
 {
 	memset(u->cache, 0, sizeof(u->cache));
+	memset(u->r12, 0, sizeof(u->r12));
 }
 
 int pm_unw_lookup(struct pm_unw *u, uint64_t pc, struct pm_unw_func *out)
@@ -455,7 +456,7 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 			break;
 		}
 		if ((f.flags & PM_UNW_F_VDSOCALL) && w.nswitch < MAX_SWITCHES &&
-		    (leaf ? pm_unw_vdso_r12_set(&w, &f, pc) : (f.flags & PM_UNW_F_SPWRITE) != 0) &&
+		    (leaf ? pm_unw_vdso_r12_set(u, &w, &f, pc) : (f.flags & PM_UNW_F_SPWRITE) != 0) &&
 		    pm_unw_vdso_return(u, &w, &ra) == 0) {
 			/*
 			 * back from g0 to the goroutine stack time.now/nanotime1

@@ -37,6 +37,8 @@ done
 # into $work/gopath (GOTOOLCHAIN needs module mode to switch; the fixtures
 # build in GOPATH mode with the fetched toolchain's own go command).  A
 # toolchain that is not there is said in one line, and its tests skip.
+# The go command of each is kept in $work/go126.go and go127.go, for the
+# tests that run its tools.
 build_all() { # DIR GO
 	mkdir -p "$work/$1"
 	for dir in "$top"/tests/go/*/; do
@@ -51,12 +53,12 @@ build_all() { # DIR GO
 }
 GO126=/usr/local/go/bin/go
 case $("$GO126" version 2>/dev/null) in
-*" go1.26"*) build_all go126 "$GO126" ;;
+*" go1.26"*) build_all go126 "$GO126"; echo "$GO126" >"$work/go126.go" ;;
 *) echo "fixtures: no Go 1.26 at $GO126: the Go 1.26 fixtures are not built" >&2 ;;
 esac
 GO127=$(GOTOOLCHAIN=go1.27.3 GO111MODULE=on GOFLAGS=-modcacherw "$GO126" env GOROOT 2>/dev/null)/bin/go
 case $("$GO127" version 2>/dev/null) in
-*" go1.27"*) build_all go127 "$GO127" ;;
+*" go1.27"*) build_all go127 "$GO127"; echo "$GO127" >"$work/go127.go" ;;
 *) echo "fixtures: Go 1.27.3 could not be fetched (GOTOOLCHAIN=go1.27.3): the Go 1.27 fixtures are not built" >&2 ;;
 esac
 

@@ -30,10 +30,13 @@ EOF2
 # every go tool pprof: Go 1.19's, the Go 1.26 at /usr/local/go, and Go 1.27.3
 # (the toolchain scripts/fixtures.sh fetched); the rest of the file uses 1.19's
 tools="119:$GO"
-g126=/usr/local/go/bin/go
-case $("$g126" version 2>/dev/null) in *" go1.26"*) tools="$tools 126:$g126" ;; *) skip go1.26 "no Go 1.26 at $g126" ;; esac
-g127=$(GOTOOLCHAIN=go1.27.3 GO111MODULE=on GOFLAGS=-modcacherw GOPATH=$FIX/gopath GOENV=off "$g126" env GOROOT 2>/dev/null)/bin/go
-case $("$g127" version 2>/dev/null) in *" go1.27"*) tools="$tools 127:$g127" ;; *) skip go1.27 "Go 1.27.3 not fetched (scripts/fixtures.sh)" ;; esac
+for v in 126 127; do # the go command scripts/fixtures.sh built that version's fixtures with
+	g=$(cat "$FIX/go$v.go" 2>/dev/null)
+	case $("${g:-/nonexistent}" version 2>/dev/null) in
+	*" go1.${v#1}"*) tools="$tools $v:$g" ;;
+	*) skip "go1.${v#1}" "no Go 1.${v#1} toolchain (scripts/fixtures.sh)" ;;
+	esac
+done
 for tool in $tools; do
 ver=${tool%%:*}
 gotool() { GOCACHE=$FIX/gocache-pprof$ver GOENV=off "${tool#*:}" "$@"; }
