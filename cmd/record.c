@@ -253,16 +253,17 @@ static int take_creators(int argc, char **argv, struct ropts *r)
 }
 
 /*
- * More than one creator level needs the runtime to record ancestors: a
- * launched command gets GODEBUG=tracebackancestors=N (added to its own
- * GODEBUG; a tracebackancestors it sets itself wins).
+ * Creators come from a probe on goroutine creation (uprobes defined in
+ * tracefs); without tracefs, more than one level needs the runtime to
+ * record ancestors: a launched command gets GODEBUG=tracebackancestors=N
+ * (added to its own GODEBUG; a tracebackancestors it sets itself wins).
  */
 static void want_ancestors(int levels)
 {
 	const char *old = getenv("GODEBUG");
 	char *v;
 
-	if (levels < 2 || (old && strstr(old, "tracebackancestors=")))
+	if (levels < 2 || (old && strstr(old, "tracebackancestors=")) || pm_evt_tracefs())
 		return;
 	v = old && *old ? xasprintf("tracebackancestors=%d,%s", levels, old)
 			: xasprintf("tracebackancestors=%d", levels);

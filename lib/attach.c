@@ -252,6 +252,8 @@ static void setup_events(struct session *s, bool enable_on_exec)
 	}
 	sampling_of(s->cfg, &smp);
 	smp.enable_on_exec = enable_on_exec;
+	for (e = 0; e < s->nev; e++)
+		smp.raw = smp.raw || pm_sources[s->src[e]]->raw;
 	for (e = 0; e < s->nev; e++) {
 		if (s->cfg->kernel) /* frames: kernel stacks need the kernel's time counted */
 			s->spec[e].exclude_kernel = false;

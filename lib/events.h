@@ -44,6 +44,8 @@ struct pm_evt_spec {
 	 * uprobe PMU, not inherited
 	 */
 	char probe[64];
+	/* fetchargs of a uprobe defined in tracefs ("name=%ax:u64 ..."), "" = none */
+	char fetchargs[256];
 	/*
 	 * a PMU/terms/ event of the CPU's PMU (cpu, cpu_core, armv8_pmuv3...)
 	 * that this machine does not have: hardware, never opens here
@@ -96,6 +98,17 @@ int pm_evt_parse_list(const char *text, struct pm_evt_spec *out, size_t max, siz
  * are not probed), with the reason in @err.  No-op for other events.
  */
 int pm_evt_uprobe_define(struct pm_evt_spec *spec, unsigned idx, char *err, size_t errlen);
+/*
+ * A uprobe (not yet defined) on Go binary @path at the instruction right
+ * after the one direct CALL of Go function @callee in Go function @caller
+ * (amd64): a return site, where @callee's results are in registers.
+ * Fills out->path, symbol, name, config2; the binary's Go version into
+ * @version.  0, or -ENOENT with one line in @err (not Go, no such function,
+ * not one such call).
+ */
+int pm_evt_uprobe_after_call(const char *path, const char *caller, const char *callee,
+			     struct pm_evt_spec *out, char *version, size_t vlen, char *err,
+			     size_t errlen);
 /* Remove the probe pm_evt_uprobe_define() made, once its events are closed. */
 void pm_evt_uprobe_undefine(struct pm_evt_spec *spec);
 
@@ -110,6 +123,7 @@ struct pm_evt_sampling {
 	bool tracking;        /* mmap2/comm/task side-band records on this event */
 	bool enable_on_exec;
 	bool inherit;
+	bool raw;             /* PERF_SAMPLE_RAW (a tracepoint's fields; 4 empty bytes otherwise) */
 	/*
 	 * added: freq/period are the caller's default, not the user's; the
 	 * event's default_period, when set, wins over them.

@@ -286,7 +286,7 @@ static void uprobe_sweep(const char *root)
 int pm_evt_uprobe_define(struct pm_evt_spec *spec, unsigned idx, char *err, size_t errlen)
 {
 	const char *root;
-	char line[4400], path[4400];
+	char line[4700], path[4400];
 	uint64_t id;
 	int rc;
 
@@ -304,8 +304,8 @@ int pm_evt_uprobe_define(struct pm_evt_spec *spec, unsigned idx, char *err, size
 	}
 	uprobe_sweep(root);
 	snprintf(spec->probe, sizeof(spec->probe), "pmuprof_%d/p%u", (int)getpid(), idx);
-	snprintf(line, sizeof(line), "p:%s %s:0x%llx\n", spec->probe, spec->path,
-		 (unsigned long long)spec->config2);
+	snprintf(line, sizeof(line), "p:%s %s:0x%llx%s%s\n", spec->probe, spec->path,
+		 (unsigned long long)spec->config2, spec->fetchargs[0] ? " " : "", spec->fetchargs);
 	rc = tracefs_write(root, line);
 	if (rc == 0) {
 		snprintf(path, sizeof(path), "%s/events/%s/id", root, spec->probe);

@@ -32,6 +32,8 @@ void pm_evt_attr(const struct pm_evt_spec *spec, const struct pm_evt_sampling *s
 			    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	if (s->callchain)
 		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (s->raw)
+		attr->sample_type |= PERF_SAMPLE_RAW;
 	if (s->regs_mask) {
 		attr->sample_type |= PERF_SAMPLE_REGS_USER;
 		attr->sample_regs_user = s->regs_mask;

@@ -223,3 +223,92 @@ out:
 	free(real);
 	return rc;
 }
+
+/* Go function @name of @go: its table index, -1 when none. */
+static long go_func_named(const struct pm_go *go, const char *name)
+{
+	size_t n = pm_go_nfuncs(go);
+
+	for (size_t i = 0; i < n && i < 2000000; i++) {
+		const char *f = pm_go_func_name(go, (long)i);
+
+		if (f && !strcmp(f, name))
+			return (long)i;
+	}
+	return -1;
+}
+
+int pm_evt_uprobe_after_call(const char *path, const char *caller, const char *callee,
+			     struct pm_evt_spec *out, char *version, size_t vlen, char *err,
+			     size_t errlen)
+{
+	struct pm_elf *e = pm_elf_open(path);
+	struct pm_go *go = NULL;
+	uint64_t from, to, site = 0;
+	const uint8_t *b;
+	unsigned hits = 0;
+	long fi, ti;
+	int64_t off;
+	int rc = -ENOENT;
+
+	if (!e) {
+		pm_seterr(err, errlen, "%s: %s", path, errno == ENOEXEC ? "not an ELF file" : strerror(errno));
+		return -ENOENT;
+	}
+	if (pm_elf_machine(e) != EM_X86_64 || pm_go_open(&go, e) != 0) {
+		pm_seterr(err, errlen, "%s is not a Go program for x86-64", path);
+		goto out;
+	}
+	snprintf(version, vlen, "%s", pm_go_version(go) ? pm_go_version(go) : "");
+	fi = go_func_named(go, caller);
+	ti = go_func_named(go, callee);
+	if (fi < 0 || ti < 0) {
+		pm_seterr(err, errlen, "%s has no function %s", path, fi < 0 ? caller : callee);
+		goto out;
+	}
+	from = pm_go_func_entry(go, fi);
+	to = pm_go_func_entry(go, ti);
+	/*
+	 * CALL rel32 (E8) to @callee: a byte scan, each hit's five bytes inside
+	 * the function; exactly one hit, or no probe (a false match would put
+	 * the breakpoint inside an instruction)
+	 */
+	for (uint64_t pc = from; pc < from + 4096 && pm_go_find(go, pc + 4) == fi; pc++) {
+		int32_t rel;
+
+		b = pm_elf_vaddr_bytes(e, pc, 5);
+		if (!b || b[0] != 0xe8)
+			continue;
+		memcpy(&rel, b + 1, 4);
+		if (pc + 5 + (uint64_t)(int64_t)rel == to) {
+			site = pc + 5;
+			hits++;
+		}
+	}
+	if (hits != 1) {
+		pm_seterr(err, errlen, "%s: %s has %u calls of %s, not one", path, caller, hits, callee);
+		goto out;
+	}
+	off = vaddr_to_offset(e, site);
+	if (off < 0) {
+		pm_seterr(err, errlen, "%s: address 0x%llx is not in the file", path,
+			  (unsigned long long)site);
+		goto out;
+	}
+	memset(out, 0, sizeof(*out));
+	out->kind = PM_EVT_UPROBE;
+	out->type = PERF_TYPE_TRACEPOINT;
+	out->default_period = 1;
+	snprintf(out->path, sizeof(out->path), "%s", path);
+	snprintf(out->symbol, sizeof(out->symbol), "%s+0x%llx", caller,
+		 (unsigned long long)(site - from));
+	snprintf(out->name, sizeof(out->name), "uprobe:%.56s", out->symbol);
+	snprintf(out->value_type, sizeof(out->value_type), "%s", "creations");
+	snprintf(out->value_unit, sizeof(out->value_unit), "%s", "count");
+	out->config2 = (uint64_t)off;
+	rc = 0;
+out:
+	pm_go_free(go);
+	pm_elf_free(e);
+	return rc;
+}

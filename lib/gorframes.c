@@ -221,60 +221,6 @@ static size_t chain_gopc(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	return n;
 }
 
-static uint64_t created_key(pid_t pid, uint64_t gp)
-{
-	return (gp ^ (uint64_t)(uint32_t)pid << 48) | 1;
-}
-
-static uint32_t created_slot(uint64_t key)
-{
-	return (uint32_t)(pm_hash_u64(key) & (CREATED_SLOTS - 1));
-}
-
-/* Creation number @gen, while the ring still holds it. */
-static struct created *created_gen(struct pm_gor *g, uint64_t gen)
-{
-	struct created *c;
-
-	if (!gen || !g->created)
-		return NULL;
-	c = &g->created[gen & (CREATED_SLOTS - 1)];
-	return c->gen == gen ? c : NULL;
-}
-
-/* The creation last seen on g @gp; NULL when the probes saw none. */
-static struct created *created_of(struct pm_gor *g, pid_t pid, uint64_t gp)
-{
-	uint64_t key = created_key(pid, gp);
-	const struct gidx *x;
-
-	if (!g->gidx)
-		return NULL;
-	x = &g->gidx[created_slot(key)];
-	return x->key == key ? created_gen(g, x->gen) : NULL;
-}
-
-/*
- * The ancestors of the goroutine of creation @c, nearest first, as
- * tracebackancestors would have them (into g->anc).  The count.
- */
-static size_t created_chain(struct pm_gor *g, const struct created *c)
-{
-	size_t k;
-
-	for (k = 0; c && k < g->o.creators && k < PM_GOR_MAX_ANCESTORS; k++) {
-		const struct created *up = created_gen(g, c->cgen);
-
-		g->anc[k].goid = 0; /* not known: see struct created */
-		/* the creator's own go statement: where its creator's stack was */
-		g->anc[k].gopc = up && up->npcs > 1 ? up->pcs[1] : 0;
-		g->anc[k].npcs = c->npcs;
-		memcpy(g->anc[k].pcs, c->pcs, c->npcs * sizeof(c->pcs[0]));
-		c = up;
-	}
-	return k;
-}
-
 static bool find_layout(struct gproc *p, struct pm_maps *maps, pid_t pid,
 			const uint64_t *pcs, size_t npcs)
 {
@@ -325,6 +271,325 @@ bool pm_gor_unw_abi(struct pm_gor *g, struct pm_maps *maps, pid_t pid, const uin
 	return true;
 }
 
+/* ---- the creation log: creators from the probe on goroutine creation ---- */
+
+static uint64_t created_key(pid_t pid, uint64_t gp)
+{
+	return (gp ^ (uint64_t)(uint32_t)pid << 48) | 1;
+}
+
+static struct gent *gent_slot(struct pm_gor *g, uint64_t key, bool insert)
+{
+	size_t h, i;
+
+	if (insert && (g->gents_n + 1) * 2 > g->gents_size) {
+		struct gent *o = g->gents;
+		size_t os = g->gents_size;
+
+		g->gents_size = os ? os * 2 : 4096;
+		g->gents = xcalloc(g->gents_size, sizeof(*g->gents));
+		g->gents_n = 0;
+		for (i = 0; i < os; i++)
+			if (o[i].key)
+				*gent_slot(g, o[i].key, true) = o[i];
+		free(o);
+	}
+	if (!g->gents_size)
+		return NULL;
+	for (h = pm_hash_u64(key) & (g->gents_size - 1); g->gents[h].key;
+	     h = (h + 1) & (g->gents_size - 1))
+		if (g->gents[h].key == key)
+			return &g->gents[h];
+	if (!insert)
+		return NULL;
+	g->gents_n++;
+	g->gents[h].key = key;
+	return &g->gents[h];
+}
+
+static struct gent *gent_find(struct pm_gor *g, pid_t pid, uint64_t gp)
+{
+	return gent_slot(g, created_key(pid, gp), false);
+}
+
+static void gent_put(struct pm_gor *g, pid_t pid, uint64_t gp, int64_t goid, uint32_t node)
+{
+	struct gent *e = gent_slot(g, created_key(pid, gp), true);
+
+	e->goid = goid;
+	e->node = node;
+}
+
+/* The level @seg above @parent (a cnode index + 1) or ending at @end: index + 1. */
+static uint32_t intern_node(struct pm_gor *g, uint32_t seg, uint32_t parent, uint8_t end)
+{
+	uint64_t hv = mix(mix(mix(g->seed, seg), parent), end);
+	size_t pos = SIZE_MAX;
+	long idx;
+
+	if (parent)
+		end = END_PARENT;
+	while ((idx = pm_hidx_next(&g->cnode_idx, hv, &pos)) >= 0)
+		if (g->cnodes[idx].seg == seg && g->cnodes[idx].parent == parent &&
+		    g->cnodes[idx].end == end)
+			return (uint32_t)idx + 1;
+	PM_GROW(g->cnodes, g->capcnodes, g->ncnodes + 1);
+	g->cnodes[g->ncnodes] = (struct cnode){ seg, parent, end, 0, 0 };
+	pm_hidx_add(&g->cnode_idx, hv, (uint32_t)g->ncnodes);
+	return (uint32_t)++g->ncnodes;
+}
+
+/* A marker frame: "[creator unknown]" (1) or "[goroutine unknown]" (2). */
+static uint32_t marker_frame(struct pm_gor *g, struct pm_stacks *st, uint64_t which)
+{
+	return intern_cframe(g, st, NULL, which, false);
+}
+
+/*
+ * A goroutine the log did not see created (it predates the probe): what
+ * the runtime recorded of it, its go statement (gopc) and, 1.21+, its
+ * parent's goid: a parent that is the main goroutine (1) ends the chain at
+ * the runtime, any other is not known.  Logged under its g.
+ */
+static uint32_t pre_entry(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
+			  pid_t pid, uint64_t gp, int64_t goid, uint64_t gopc, int64_t parent)
+{
+	size_t n = 0;
+	uint32_t node;
+
+	if (goid != 1 && gopc)
+		add_cframe(g, maps, st, pid, gopc, true, &n);
+	node = intern_node(g, intern_chain(g, g->tmp, n), 0,
+			   goid == 1 || parent == 1 ? END_ROOT : END_UNKNOWN);
+	gent_put(g, pid, gp, goid, node);
+	return node;
+}
+
+/*
+ * The frames of @node's chain (opts.creators levels, nearest first, a
+ * "[creator unknown]" frame where it stops before them at a creator not
+ * known), interned once per node: a chain index.  *status: CH_*.
+ */
+static const struct chain *node_flat(struct pm_gor *g, struct pm_stacks *st, uint32_t node,
+				     int *status)
+{
+	struct cnode *c;
+	uint32_t cur = node;
+	unsigned lev = 0;
+	size_t n = 0;
+	uint8_t end = END_UNKNOWN;
+
+	if (!node) {
+		g->tmp[0] = marker_frame(g, st, 1);
+		*status = CH_UNKNOWN;
+		return &g->chains[intern_chain(g, g->tmp, 1)];
+	}
+	c = &g->cnodes[node - 1];
+	if (c->flat) {
+		*status = c->flat_status;
+		return &g->chains[c->flat - 1];
+	}
+	while (cur && lev < g->o.creators) {
+		const struct cnode *k = &g->cnodes[cur - 1];
+		const struct chain *sg = &g->chains[k->seg];
+		size_t take = sg->n < MAX_CHAIN - 1 - n ? sg->n : MAX_CHAIN - 1 - n;
+
+		if (g->o.creators == 1 && take > 1)
+			take = 1; /* one level: the go statement alone */
+
+		memcpy(g->tmp + n, g->chainpool + sg->off, take * sizeof(*g->tmp));
+		n += take;
+		lev++;
+		end = k->end;
+		cur = k->parent;
+	}
+	if (lev >= g->o.creators || end == END_ROOT) {
+		*status = CH_COMPLETE;
+	} else {
+		g->tmp[n++] = marker_frame(g, st, 1);
+		*status = CH_PARTIAL;
+	}
+	c = &g->cnodes[node - 1];
+	c->flat = intern_chain(g, g->tmp, n) + 1;
+	c->flat_status = (uint8_t)*status;
+	return &g->chains[c->flat - 1];
+}
+
+int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
+		   const struct pm_gor_creation *c, const uint64_t *pcs, size_t npcs)
+{
+	struct gproc *p = pm_gor_proc_of(g, pid);
+	size_t k = SIZE_MAX, i, last = npcs, n = 0;
+	const struct pm_map *m;
+	const char *f;
+	uint32_t parent = 0;
+	uint8_t end = END_UNKNOWN;
+	const struct gent *ce;
+
+	g->probes = true;
+	if (!good_ptr(c->newg) || c->goid <= 0)
+		return -EINVAL;
+	find_layout(p, maps, pid, pcs, npcs);
+	/*
+	 * the creator's stack: what is above runtime.newproc (Go 1.19's
+	 * frame-pointer chain skips newproc: above systemstack), without
+	 * goexit; the return address it starts above, once named, is compared
+	 */
+	for (i = 1; p->newproc_ret && i < npcs && i < 6; i++)
+		if (pcs[i] == p->newproc_ret) {
+			k = i;
+			break;
+		}
+	for (i = 1; k == SIZE_MAX && i < npcs && i < 6; i++) {
+		f = func_at(g, maps, pid, pcs[i], &m);
+		if (f && !strcmp(f, "runtime.systemstack"))
+			k = i;
+		if (f && !strcmp(f, "runtime.newproc")) {
+			k = i;
+			break;
+		}
+		if (f && strncmp(f, "runtime.", 8))
+			break;
+	}
+	if (k != SIZE_MAX)
+		p->newproc_ret = pcs[k];
+	if (k != SIZE_MAX && c->cgoid > 0) { /* not the runtime's own start (rt0_go) */
+		if (last > k + 1 && pcs[last - 1] != p->goexit_ret) {
+			f = func_at(g, maps, pid, pcs[last - 1], &m);
+			if (f && !strcmp(f, "runtime.goexit"))
+				p->goexit_ret = pcs[last - 1];
+		}
+		if (last > k + 1 && pcs[last - 1] == p->goexit_ret)
+			last--;
+		for (i = k + 1; i < last; i++)
+			add_cframe(g, maps, st, pid, pcs[i], true, &n);
+	}
+	/* its creator's own creators */
+	if (c->cgoid <= 0 || !good_ptr(c->cg)) {
+		end = END_ROOT; /* made by the runtime outside any goroutine (rt0_go) */
+	} else if ((ce = gent_find(g, pid, c->cg)) && ce->goid == c->cgoid) {
+		parent = ce->node;
+	} else if (c->cgoid == 1) {
+		end = END_ROOT; /* the main goroutine, made by the runtime */
+	} else if (p->state == 1) {
+		/* a creator from before the probe: what the runtime recorded, if it still runs */
+		uint8_t gb[G_READ_MAX];
+		const struct pm_gor_layout *l = &p->l;
+
+		if (l->g_size <= sizeof(gb) && !pm_gor_read1(g, pid, c->cg, gb, l->g_size) &&
+		    (int64_t)pm_le64(gb + l->g_goid) == c->cgoid) {
+			uint32_t tn = n;
+			uint32_t save[MAX_CHAIN];
+
+			memcpy(save, g->tmp, tn * sizeof(*save));
+			parent = pre_entry(g, maps, st, pid, c->cg, c->cgoid, pm_le64(gb + l->g_gopc),
+					   l->g_parent_goid ? (int64_t)pm_le64(gb + l->g_parent_goid)
+							    : 0);
+			memcpy(g->tmp, save, tn * sizeof(*save));
+		}
+	}
+	gent_put(g, pid, c->newg, c->goid,
+		 n || end == END_ROOT ? intern_node(g, intern_chain(g, g->tmp, n), parent, end) : 0);
+	if (!p->min_goid || c->goid < p->min_goid)
+		p->min_goid = c->goid;
+	g->st_created++;
+	return 0;
+}
+
+void pm_gor_creator_counts(const struct pm_gor *g, uint64_t *complete, uint64_t *partial,
+			   uint64_t *unknown, uint64_t *gor_unknown, uint64_t *labels_unknown)
+{
+	*complete = g ? g->st_chain[CH_COMPLETE] : 0;
+	*partial = g ? g->st_chain[CH_PARTIAL] : 0;
+	*unknown = g ? g->st_chain[CH_UNKNOWN] : 0;
+	*gor_unknown = g ? g->st_gunknown : 0;
+	*labels_unknown = g ? g->st_lunknown : 0;
+}
+
+/*
+ * A sample of a process the probe watches: its goroutine is the one the
+ * log says ran on its g, whatever that g holds now; its labels are read
+ * only while the g still holds it (else those it had when last read, or
+ * none: counted).  A sample on the system stack names the goroutine its m
+ * runs when read (m.curg): trusted only when that g still holds the
+ * goroutine the log says, else the goroutine is not known (counted).
+ */
+static size_t probed_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
+			    struct gproc *p, pid_t pid, struct pm_gor_info *gi, uint32_t *ids,
+			    size_t n, size_t cap)
+{
+	struct gent *e = gent_find(g, pid, gi->g);
+	struct pm_stack_frame tf;
+	const struct chain *ch = NULL;
+	uint32_t tagv = 0;
+	int status = CH_UNKNOWN;
+	size_t nc = 0;
+	int64_t goid;
+
+	if (!e && (!p->min_goid || gi->goid < p->min_goid)) {
+		pre_entry(g, maps, st, pid, gi->g, gi->goid, gi->gopc, gi->parent_goid);
+		e = gent_find(g, pid, gi->g);
+	}
+	if (!e || (gi->on_system_stack && gi->goid != e->goid)) {
+		g->st_gunknown++;
+		if (n + 2 > cap)
+			return n;
+		if (g->o.creators)
+			ids[n++] = marker_frame(g, st, 2);
+		tagv = intern_tag(g, 0, NULL, 0) + 1;
+		goto tag;
+	}
+	goid = e->goid;
+	{
+		struct centry *la = &g->last[mix(mix(mix(0, (uint64_t)pid), gi->g), (uint64_t)goid) &
+					     (CACHE_SIZE - 1)];
+
+		if (gi->goid == goid && !gi->dead) {
+			uint64_t hv = mix(mix(mix(mix(0, (uint64_t)pid), gi->g), (uint64_t)goid),
+					  g->labels_ptr);
+			struct centry *ce = &g->cache[hv & (CACHE_SIZE - 1)];
+
+			if (!(ce->pid == pid && ce->g == gi->g && ce->goid == goid &&
+			      ce->labels_ptr == g->labels_ptr && ce->tag && !ce->anc_ptr)) {
+				memset(ce, 0, sizeof(*ce));
+				ce->pid = pid;
+				ce->g = gi->g;
+				ce->goid = goid;
+				ce->labels_ptr = g->labels_ptr;
+				g->anc_ptr = 0;
+				pm_gor_read_extras(g, pid, &p->l, gi);
+				ce->tag = intern_tag(g, goid, gi->labels, gi->nlabels) + 1;
+			}
+			*la = *ce;
+			tagv = ce->tag;
+		} else if (la->pid == pid && la->g == gi->g && la->goid == goid && la->tag) {
+			tagv = la->tag; /* it exited or its g runs another: the labels it had */
+		} else {
+			g->st_lunknown++;
+			tagv = intern_tag(g, goid, NULL, 0) + 1;
+		}
+	}
+	if (g->o.creators) {
+		ch = node_flat(g, st, e->node, &status);
+		nc = ch->n;
+		g->st_chain[status]++;
+	}
+	if (n + 1 > cap)
+		return n;
+	if (n + nc + 1 > cap)
+		nc = 0;
+	if (nc)
+		memcpy(ids + n, g->chainpool + ch->off, nc * sizeof(*ids));
+	n += nc;
+tag:
+	tf.map_id = PM_GOR_MAP_TAG;
+	tf.is_return = false;
+	tf.addr = tagv - 1;
+	tf.vaddr = tagv - 1;
+	ids[n++] = pm_stacks_frame(st, &tf);
+	return n;
+}
+
 static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 			 pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
 			 const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap)
@@ -337,13 +602,14 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	size_t nc = 0;
 	const uint32_t *cids = g->tmp;
 	bool parent_mode;
-	struct created *cr;
 	uint32_t tagv;
+	int rc;
 
 	if (!find_layout(p, maps, pid, pcs, npcs))
 		return n;
 	g->st_inspect++;
-	switch (pm_gor_inspect_g(g, pid, tid, r14, sp, stack, stack_len, &gi)) {
+	rc = pm_gor_inspect_g(g, pid, tid, r14, sp, stack, stack_len, &gi);
+	switch (rc) {
 	case 0:
 		g->st_ok++;
 		break;
@@ -351,13 +617,24 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 		g->st_enoent++;
 		return n;
 	case -ESTALE:
-		return n;
 	default:
-		g->st_einval++;
+		if (rc != -ESTALE)
+			g->st_einval++;
+		/*
+		 * the creation log knows R14's goroutine at the sample (a g only the
+		 * log has seen is not a stray register value): its labels not
+		 */
+		if (g->probes && gent_find(g, pid, r14)) {
+			memset(&gi, 0, sizeof(gi));
+			gi.g = r14;
+			gi.goid = -1;
+			return probed_sample(g, maps, st, p, pid, &gi, ids, n, cap);
+		}
 		return n;
 	}
-	cr = created_of(g, pid, gi.g);
-	parent_mode = p->l.g_parent_goid && !good_ptr(g->anc_ptr) && !cr;
+	if (g->probes)
+		return probed_sample(g, maps, st, p, pid, &gi, ids, n, cap);
+	parent_mode = p->l.g_parent_goid && !good_ptr(g->anc_ptr);
 	if (parent_mode) {
 		struct seen *s = seen_slot(g, seen_key(pid, gi.goid), true);
 		s->gopc = gi.gopc;
@@ -366,17 +643,13 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	hv = mix(mix(mix(mix(0, (uint64_t)pid), gi.g), (uint64_t)gi.goid), g->labels_ptr);
 	e = &g->cache[hv & (CACHE_SIZE - 1)];
 	if (!(e->pid == pid && e->g == gi.g && e->goid == gi.goid &&
-	      e->labels_ptr == g->labels_ptr && e->anc_ptr == g->anc_ptr && e->tag &&
-	      e->cgen == (cr ? cr->gen : 0))) {
+	      e->labels_ptr == g->labels_ptr && e->anc_ptr == g->anc_ptr && e->tag)) {
 		e->pid = pid;
 		e->g = gi.g;
 		e->goid = gi.goid;
 		e->labels_ptr = g->labels_ptr;
 		e->anc_ptr = g->anc_ptr;
-		e->cgen = cr ? cr->gen : 0;
 		pm_gor_read_extras(g, pid, &p->l, &gi);
-		if (!gi.nancestors && g->o.creators) /* no tracebackancestors: the probes' */
-			gi.nancestors = created_chain(g, cr);
 		e->tag = intern_tag(g, gi.goid, gi.labels, gi.nlabels) + 1;
 		e->chain = 0;
 		if (g->o.creators && !parent_mode) {
@@ -431,83 +704,6 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 	return n;
 }
 
-/* ---- creators from outside: probes on goroutine creation ---- */
-
-static struct pending *pending_of(struct pm_gor *g, pid_t tid)
-{
-	if (!g->pending)
-		g->pending = xcalloc(PENDING_SLOTS, sizeof(*g->pending));
-	return &g->pending[pm_hash_u64((uint64_t)tid) & (PENDING_SLOTS - 1)];
-}
-
-int pm_gor_probe_newproc(struct pm_gor *g, struct pm_maps *maps, pid_t pid, pid_t tid,
-			 uint64_t r14, const uint64_t *pcs, size_t npcs)
-{
-	struct gproc *p = pm_gor_proc_of(g, pid);
-	struct pending *pd;
-
-	if (!find_layout(p, maps, pid, pcs, npcs))
-		return -ENOTSUP;
-	/* newproc runs on the creating goroutine: R14 is its g */
-	if (npcs < 2 || !good_ptr(r14))
-		return -EINVAL;
-	pd = pending_of(g, tid);
-	memset(pd, 0, sizeof(*pd));
-	pd->pid = pid;
-	pd->tid = tid;
-	{
-		const struct created *cr = created_of(g, pid, r14);
-
-		pd->c.cgen = cr ? cr->gen : 0;
-	}
-	pd->c.npcs = (uint32_t)(npcs < CREATED_PCS ? npcs : CREATED_PCS);
-	memcpy(pd->c.pcs, pcs, pd->c.npcs * sizeof(pcs[0]));
-	return 0;
-}
-
-int pm_gor_probe_created(struct pm_gor *g, struct pm_maps *maps, pid_t pid, pid_t tid,
-			 uint64_t newg, const uint64_t *pcs, size_t npcs)
-{
-	struct gproc *p = pm_gor_proc_of(g, pid);
-	struct pending *pd = pending_of(g, tid);
-	const struct pm_map *m;
-	const char *caller;
-	struct created *c;
-	uint64_t key;
-
-	if (p->state != 1)
-		return -ENOTSUP;
-	/*
-	 * runqput also requeues woken goroutines: only newproc's is a
-	 * creation.  Its call in newproc.func1 has one return address: once
-	 * named, it is compared, not symbolized again.
-	 */
-	if (npcs < 2)
-		return -ENOENT;
-	if (pcs[1] != p->newproc_ret) {
-		caller = func_at(g, maps, pid, pcs[1], &m);
-		if (!caller || strcmp(caller, "runtime.newproc.func1"))
-			return -ENOENT;
-		p->newproc_ret = pcs[1];
-	}
-	if (pd->tid != tid || pd->pid != pid)
-		return -ENOENT; /* its newproc was before the recording */
-	pd->tid = 0;
-	if (!good_ptr(newg))
-		return -EINVAL;
-	if (!g->created) {
-		g->created = xcalloc(CREATED_SLOTS, sizeof(*g->created));
-		g->gidx = xcalloc(CREATED_SLOTS, sizeof(*g->gidx));
-	}
-	c = &g->created[++g->gen & (CREATED_SLOTS - 1)];
-	*c = pd->c;
-	c->gen = g->gen;
-	key = created_key(pid, newg);
-	g->gidx[created_slot(key)] = (struct gidx){ key, c->gen };
-	g->st_created++;
-	return 0;
-}
-
 uint64_t pm_gor_location(struct pm_gor *g, struct pm_profile *p, const struct pm_stack_frame *f)
 {
 	struct pm_prof_line lines[64];
@@ -519,7 +715,14 @@ uint64_t pm_gor_location(struct pm_gor *g, struct pm_profile *p, const struct pm
 		return 0;
 	c = &g->cframes[f->addr];
 	mid = pm_prof_mapping(p, 0, 0, 0, PM_GOR_CREATORS_MAPPING, "");
-	if (c->m && c->m->sym)
+	if (!c->m) { /* a marker: where the creators or the goroutine are not known */
+		const char *name = c->vaddr == 1 ? PM_GOR_CREATOR_UNKNOWN : PM_GOR_GOROUTINE_UNKNOWN;
+
+		lines[0].func_id = pm_prof_func(p, name, name, "", 0);
+		lines[0].line = 0;
+		return pm_prof_loc(p, mid, 0, lines, 1);
+	}
+	if (c->m->sym)
 		nf = pm_sym_frames(c->m->sym, c->vaddr, g->fr, PM_ARRAY_SIZE(g->fr));
 	if (!c->full && nf > 1)
 		nf = 1;
@@ -559,8 +762,10 @@ size_t pm_gor_labels(struct pm_gor *g, const struct pm_stacks *st, const uint32_
 		return 0;
 	t = &g->tags[f->addr];
 	memset(out, 0, max * sizeof(*out));
-	out[k].key = "goroutine";
-	out[k++].num = t->goid;
+	if (t->goid > 0) { /* 0: the goroutine is not known */
+		out[k].key = "goroutine";
+		out[k++].num = t->goid;
+	}
 	for (i = 0; i < t->nlab && k < max; i++, k++) {
 		out[k].key = g->labpool[t->lab + i].key;
 		out[k].str = g->labpool[t->lab + i].value;

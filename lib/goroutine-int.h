@@ -24,9 +24,7 @@
 #define MAX_CHAIN 512
 #define CACHE_SIZE 8192
 #define MAX_GO_TRIES 1000
-#define CREATED_SLOTS 16384 /* creations remembered (probes), direct-mapped */
-#define CREATED_PCS 32      /* return addresses kept of a creator's stack */
-#define PENDING_SLOTS 1024  /* threads between the two creation probes */
+#define CREATED_PCS 64      /* return addresses kept of a creator's stack */
 #define RCACHE_SLOTS 64     /* reads kept for the rest of a drain pass, direct-mapped */
 #define RCACHE_MAX 1024     /* longest read kept (a runtime.g or runtime.m) */
 
@@ -60,14 +58,15 @@ struct centry {
 	int64_t goid;
 	uint32_t tag;   /* tag index + 1, 0 = none */
 	uint32_t chain; /* chain index + 1, 0 = none (parent-walk mode: rebuilt) */
-	uint64_t cgen;  /* the probes' creation the chain came from, 0 = none */
 };
 
 struct gproc {
 	pid_t pid;
 	int state; /* 0 unknown, 1 on, -1 off */
 	unsigned tries;
-	uint64_t newproc_ret; /* probes: runqput's return address in newproc.func1 */
+	uint64_t newproc_ret; /* probes: the return address into runtime.newproc */
+	uint64_t goexit_ret;  /* ... and goexit's at a goroutine's root */
+	int64_t min_goid;     /* the least goid the probe saw created; 0 = none yet */
 	struct pm_gor_layout l;
 };
 
@@ -78,31 +77,35 @@ struct seen {
 };
 
 /*
- * A goroutine's creation seen by the probes, keyed by its g: the records
- * are processed some milliseconds late, when a short-lived goroutine may
- * have exited and its g run another, so nothing is read from the target
- * (both probes give g pointers in registers) and nothing is keyed by goid
- * (read late, it can be the next goroutine's).  Records come in time
- * order, so the creation last seen on a g is that of the goroutine a
- * sample on that g ran.
+ * The creation log (the probe on goroutine creation, pm_gor_created()):
+ * (pid, g) -> the goroutine created on that g last.  Records are fed in
+ * time order and every creation before a sample is fed before it
+ * (record.c's drain), so the entry of a sample's g is the goroutine that
+ * ran on it at the sample's time, whatever the g holds when it is read.
+ * One entry per g the process ever made (Go never frees a g): memory is
+ * what live goroutines need, not the last N creations.
  */
-struct created {
-	uint64_t gen;      /* its number (1, 2, ...): the slot gen % CREATED_SLOTS */
-	uint64_t cgen;     /* the creator's own creation; 0 = not seen */
-	uint32_t npcs;
-	uint64_t pcs[CREATED_PCS]; /* the creator's stack at newproc, leaf first */
+struct gent {
+	uint64_t key; /* created_key(); 0 = free */
+	int64_t goid;
+	uint32_t node; /* its creators: cnode index + 1; 0 = not known */
 };
 
-/* g -> the creation last seen on it */
-struct gidx {
-	uint64_t key;      /* created_key() of the g; 0 = free */
-	uint64_t gen;
-};
+enum { END_PARENT, END_ROOT, END_UNKNOWN };
+enum { CH_COMPLETE, CH_PARTIAL, CH_UNKNOWN, CH_NGOR }; /* pm_gor counts of samples */
 
-/* Between runtime.newproc's probe and runqput's, per thread. */
-struct pending {
-	pid_t pid, tid;    /* tid 0 = free */
-	struct created c;
+/*
+ * One level of a creator chain: the creating goroutine's stack at its go
+ * statement (seg, an interned chain of frames), then its own creators
+ * (parent, a cnode index + 1), or the end: the runtime made it (root) or
+ * who made it is not known.  Interned and never changed: a child keeps its
+ * creators after they exit and their g runs others.
+ */
+struct cnode {
+	uint32_t seg, parent;
+	uint8_t end;
+	uint8_t flat_status; /* CH_* of flat */
+	uint32_t flat;       /* the frames of opts.creators levels: chain index + 1 */
 };
 
 /* One read of the target, reusable until the pass ends (pm_gor_pass). */
@@ -149,14 +152,14 @@ struct pm_gor {
 	bool stats; /* PMUPROF_GOR_STATS: also time each sample (two clock reads) */
 	struct seen *seen; /* 1.21+: goid -> (gopc, parent) */
 	size_t seen_size, seen_n;
-	/*
-	 * probes: the last CREATED_SLOTS creations, a ring by gen (a link to an
-	 * overwritten one fails its gen check), and g -> the last on it
-	 */
-	struct created *created;
-	struct gidx *gidx;
-	struct pending *pending;
-	uint64_t st_created, gen;
+	/* the creation log (probes on when the first creation was fed) */
+	bool probes;
+	struct gent *gents;
+	size_t gents_size, gents_n;
+	struct cnode *cnodes;
+	size_t ncnodes, capcnodes;
+	struct pm_hidx cnode_idx;
+	uint64_t st_created, st_chain[CH_NGOR], st_gunknown, st_lunknown;
 	/* one inspection's results */
 	struct pm_gor_label lab[PM_GOR_MAX_LABELS];
 	struct pm_gor_ancestor anc[PM_GOR_MAX_ANCESTORS];
@@ -171,6 +174,9 @@ static inline bool good_ptr(uint64_t p)
 {
 	return p && !(p & 7) && p < 1ULL << 56;
 }
+
+/* Read @len bytes of @pid at @addr (batched and cached as every read); 0 when all were. */
+int pm_gor_read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t len);
 
 /* The state of @pid, added (unknown) when new. */
 struct gproc *pm_gor_proc_of(struct pm_gor *g, pid_t pid);

@@ -87,9 +87,9 @@ void pm_gor_free(struct pm_gor *g)
 	free(g->chains);
 	pm_hidx_free(&g->chain_idx);
 	free(g->seen);
-	free(g->created);
-	free(g->gidx);
-	free(g->pending);
+	free(g->gents);
+	free(g->cnodes);
+	pm_hidx_free(&g->cnode_idx);
 	free(g);
 }
 
@@ -321,6 +321,11 @@ static int read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t l
 	if (!addr || addr >= 1ULL << 56)
 		return -EFAULT;
 	return readv_all(g, pid, &r, 1) == 1 ? 0 : -EFAULT;
+}
+
+int pm_gor_read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	return read1(g, pid, addr, buf, len);
 }
 
 static uint64_t u64_at(const uint8_t *b, uint32_t off)
@@ -643,7 +648,8 @@ int pm_gor_inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint6
 	if (!m && on_stack) {
 		uint32_t st = (uint32_t)pm_le32(gb + l->g_status) & ~0x1000u;
 
-		if (st == 0 || !same_stack(g, pid, gb, sp, stack, stack_len)) {
+		/* with the creation log, who ran on R14 then is known: no check needed */
+		if (st == 0 || (!g->probes && !same_stack(g, pid, gb, sp, stack, stack_len))) {
 			g->st_stale++;
 			return -ESTALE;
 		}

@@ -165,34 +165,40 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 		     const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap);
 
 /*
- * Creators from outside, for a process that does not record ancestors
- * (attached without GODEBUG=tracebackancestors): record's two entry-only
- * uprobes on goroutine creation.
- *
- * pm_gor_probe_newproc(): a sample at runtime.newproc on thread @tid: the
- * creating goroutine's g (R14) and its stack @pcs (leaf first: newproc,
- * then the function with the go statement, ... to goexit).  -ENOTSUP when
- * the process has no layout, -EINVAL on a bad sample, else 0.
- *
- * pm_gor_probe_created(): a sample at runtime.runqput on the same thread,
- * @newg its second argument (RBX), @pcs its stack (pcs[1] must be in
- * runtime.newproc.func1: runqput also requeues goroutines that woke up):
- * the goroutine created.  0, or -ENOENT when it is not a creation
- * newproc's probe saw.
- *
- * Nothing is read from the target: the samples are processed late, when
- * the new goroutine may have exited and its g been reused.  Creations are
- * keyed by g; the goid is bound at the first sample of that g (samples
- * come in time order, so it is the goroutine created last on it).  A
- * goroutine created so, when sampled, gets the chain of its creators
- * (the creating goroutines' stacks, up to opts.creators levels) as if the
- * runtime had recorded its ancestors.  The last CREATED_SLOTS creations
- * are remembered (direct-mapped by g).
+ * Creators from outside: record's probe on goroutine creation (in
+ * runtime.newproc.func1, right after newproc1 returns: the new g and its
+ * goid, the creating g and its goid, read by the kernel at the probe), with
+ * @pcs the kernel's frame-pointer callchain there, leaf first (newproc.func1,
+ * systemstack, newproc, then the creating goroutine's stack at its go
+ * statement).  Creations must be fed in time order, each before every
+ * sample taken after it (record.c's drain holds back the newest records).
+ * From the first one on, the process's samples take their goroutine from
+ * this log (see struct gent in goroutine-int.h): goid and creator chain
+ * exact for goroutines of any lifetime; labels, read from the target,
+ * only while the g still holds that goroutine.  What cannot be known is
+ * marked with a frame, PM_GOR_CREATOR_UNKNOWN where a chain stops at a
+ * creator not known (a goroutine made before the probe: what the runtime
+ * recorded, its go statement, is one level), PM_GOR_GOROUTINE_UNKNOWN
+ * where the goroutine is not known, and counted (pm_gor_creator_counts).
+ * 0, -EINVAL on a bad creation.
  */
-int pm_gor_probe_newproc(struct pm_gor *g, struct pm_maps *maps, pid_t pid, pid_t tid,
-			 uint64_t r14, const uint64_t *pcs, size_t npcs);
-int pm_gor_probe_created(struct pm_gor *g, struct pm_maps *maps, pid_t pid, pid_t tid,
-			 uint64_t newg, const uint64_t *pcs, size_t npcs);
+struct pm_gor_creation {
+	uint64_t newg, cg; /* the new g, the creating g (m.curg) */
+	int64_t goid, cgoid;
+};
+int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
+		   const struct pm_gor_creation *c, const uint64_t *pcs, size_t npcs);
+
+#define PM_GOR_CREATOR_UNKNOWN "[creator unknown]"
+#define PM_GOR_GOROUTINE_UNKNOWN "[goroutine unknown]"
+
+/*
+ * Samples whose creator chain was complete (to the runtime, or
+ * opts.creators levels), partial, unknown; samples whose goroutine was not
+ * known; and whose labels were not.
+ */
+void pm_gor_creator_counts(const struct pm_gor *g, uint64_t *complete, uint64_t *partial,
+			   uint64_t *unknown, uint64_t *gor_unknown, uint64_t *labels_unknown);
 
 /* build_profile's hooks. */
 static inline bool pm_gor_is_frame(const struct pm_stack_frame *f)

@@ -85,6 +85,8 @@ static uint64_t rec_time(const struct pm_rec *r)
 	return r->type == PERF_RECORD_SAMPLE ? r->sample.time : r->sid.time;
 }
 
+#define HOLD_NS 5000000ULL /* records an ordered source's drain leaves for the next pass */
+
 /* The drain: the rings, and each one's next record, merged in time order. */
 struct drain {
 	struct pm_ring **rings;
@@ -117,12 +119,26 @@ static void drain_free(struct drain *d)
  * One pass over every ring: a k-way merge on time of what each holds now.
  * Each ring's current record stays valid until its next pm_ring_next().
  */
-static void drain(struct session *s, struct drain *d)
+static void drain(struct session *s, struct drain *d, bool last)
 {
 	struct pm_rec *cur = d->cur;
 	const struct perf_event_header **hdr = d->hdr;
 	bool *have = d->have;
 	size_t i;
+	uint64_t cut = UINT64_MAX;
+
+	/*
+	 * A source whose records must come before every younger one (the
+	 * creation probe: a goroutine's creation before its samples): the
+	 * rings are cut one after the other, so a ring cut later can hold a
+	 * sample younger than a record another ring got after its cut.  Only
+	 * records older than the first cut by HOLD_NS are processed now (the
+	 * clock is the events' own, CLOCK_MONOTONIC): the rest wait for the
+	 * next pass.
+	 */
+	for (i = 0; !last && i < s->nev; i++)
+		if (pm_sources[s->src[i]]->ordered)
+			cut = pm_now_ns() - HOLD_NS;
 
 	if (d->n)
 		memset(have, 0, d->n * sizeof(*have));
@@ -153,6 +169,12 @@ static void drain(struct session *s, struct drain *d)
 				best = i;
 		if (best == SIZE_MAX)
 			break;
+		if (rec_time(&cur[best]) > cut) { /* held back: see above */
+			for (i = 0; i < d->n; i++)
+				if (have[i])
+					pm_ring_unread(d->rings[i], hdr[i]);
+			break;
+		}
 		pm_ses_feed(s, hdr[best], &cur[best]);
 		have[best] = false;
 		while ((h = pm_ring_next(d->rings[best]))) {
@@ -332,7 +354,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 				pfd[i].fd = -1;
 				exit_news = true;
 			}
-		drain(&s, &dr);
+		drain(&s, &dr, false);
 		now = pm_now_ns();
 		if (cfg->stop && *cfg->stop && !forwarded) {
 			if (tgt)
@@ -377,7 +399,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		}
 	}
 	pm_att_disable(&s);
-	drain(&s, &dr);
+	drain(&s, &dr, true);
 	if (cfg->progress)
 		progress(&s, true);
 	/* the command's status, unless pmuprof itself stopped it at --duration */

@@ -168,6 +168,11 @@ corrupt:
 	return NULL;
 }
 
+void pm_ring_unread(struct pm_ring *r, const struct perf_event_header *h)
+{
+	r->tail -= h->size;
+}
+
 void pm_ring_consume(struct pm_ring *r)
 {
 	r->snapped = false;

@@ -38,6 +38,11 @@ void pm_ring_snapshot(struct pm_ring *r);
 
 /* Release what pm_ring_next() returned so far to the kernel (store data_tail). */
 void pm_ring_consume(struct pm_ring *r);
+/*
+ * Give back @h, the record pm_ring_next() returned last: it stays in the
+ * buffer, first of the next batch.
+ */
+void pm_ring_unread(struct pm_ring *r, const struct perf_event_header *h);
 
 /* Bytes waiting in the buffer. */
 size_t pm_ring_pending(const struct pm_ring *r);

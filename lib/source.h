@@ -48,6 +48,18 @@ struct pm_source {
 	 * ring keeps room for 512 of their samples.
 	 */
 	bool unrated;
+	/*
+	 * Its events' samples carry PERF_SAMPLE_RAW (a tracepoint's fields):
+	 * every event of the session gets it, one record layout for all.
+	 */
+	bool raw;
+	/*
+	 * Its records must be processed before every record younger than
+	 * them, whichever ring holds it: the drain then leaves the newest
+	 * (HOLD_NS) for the next pass, by when every ring shows what came
+	 * before them.
+	 */
+	bool ordered;
 	/* Live: the attr of its event @e, as events.c made it; adjust it. */
 	void (*adjust_attr)(struct session *s, size_t e, struct perf_event_attr *a);
 	/*

@@ -1,4 +1,4 @@
-/* src_creation: the goroutine creation probes of --creators (src_creation.h). */
+/* src_creation: the probe on goroutine creation of --creators (src_creation.h). */
 #include "src_creation.h"
 
 #include <inttypes.h>
@@ -10,146 +10,169 @@
 #include "goroutine.h"
 #include "profile.h"
 #include "session.h"
+#include "stacks.h"
+#include "target.h"
 
-#define PROBE_STACK 256 /* bytes of stack a creation probe copies */
-
-enum { PROBE_NEWPROC, PROBE_RUNQPUT }; /* s->kind[] of its events */
+#define PROBE_STACK 8 /* bytes of stack its samples copy: none needed (the callchain is) */
+#define RAW_MIN 48    /* trace entry (8), probe ip (8), four fetchargs (8 each) */
 
 struct creation {
-	uint64_t creations; /* goroutines seen created (runqput) */
+	uint64_t creations, bad; /* creations fed to the log; samples that were none */
+	bool fallback_warned;
 };
 
-/* Does @pid run with GODEBUG=tracebackancestors=N, N > 0 (its environment at exec)? */
-static bool records_ancestors(pid_t pid)
+/*
+ * One probe per Go binary, inside runtime.newproc.func1 right after
+ * newproc1 returns (the closure newproc runs on the system stack):
+ *
+ *   g=%ax          the new g (newproc1's result)
+ *   goid           its goid, set by newproc1
+ *   cg, cgoid      m.curg, the creating goroutine, and its goid (R14 is g0)
+ *
+ * read by the kernel at the probe, so exact however late the record is
+ * processed; the kernel's frame-pointer callchain there crosses
+ * systemstack into the creating goroutine's stack at its go statement.  One
+ * trap per goroutine created: the cheapest exact way found (two entry
+ * probes, newproc and runqput, cost two traps, and runqput's fires at
+ * every wakeup too).
+ */
+static int probe_for(struct session *s, const char *path, pid_t pid, struct pm_evt_spec *sp,
+		     char *err, size_t errlen)
 {
-	char path[64], *env;
-	long len, i;
-	bool yes = false;
+	char ver[64];
+	struct pm_gor_layout l;
 
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	len = pm_read_file(path, &env, 1 << 20);
-	if (len < 0)
-		return false;
-	for (i = 0; i < len; i += (long)strlen(env + i) + 1) {
-		const char *t = strncmp(env + i, "GODEBUG=", 8) ? NULL
-								: strstr(env + i, "tracebackancestors=");
-
-		if (t && t[19] >= '1' && t[19] <= '9')
-			yes = true;
+	if (pm_evt_uprobe_after_call(path, "runtime.newproc.func1", "runtime.newproc1", sp, ver,
+				     sizeof(ver), err, errlen) < 0)
+		return -1;
+	if (pm_gor_layout_dwarf(path, ver, &l) != 0 && pm_gor_layout_version(ver, &l) != 0) {
+		snprintf(err, errlen, "Go version '%s' of %s is not known", ver, path);
+		return -1;
 	}
-	free(env);
-	return yes;
+	if (!l.g_goid || !l.g_m || !l.m_curg) {
+		snprintf(err, errlen, "the runtime's layout of %s lacks goid, m or curg", path);
+		return -1;
+	}
+	(void)s;
+	(void)pid;
+	snprintf(sp->fetchargs, sizeof(sp->fetchargs),
+		 "g=%%ax:u64 goid=+%u(%%ax):s64 cg=+%u(+%u(%%r14)):u64 cgoid=+%u(+%u(+%u(%%r14))):s64",
+		 l.g_goid, l.m_curg, l.g_m, l.g_goid, l.m_curg, l.g_m);
+	sp->period = 1; /* every creation, whatever -F says */
+	sp->freq = 0;
+	return 0;
 }
 
-/*
- * Attached with --creators=N, N > 1, to a process that does not record
- * ancestors (it runs without GODEBUG=tracebackancestors): watch
- * goroutines being created with two entry-only uprobes on each Go binary:
- * runtime.newproc (the creating goroutine and its stack) and
- * runtime.runqput (the new goroutine; see pm_gor_probe_created()).  One
- * warning line when that is not possible.
- */
+/* --creators: the probe on every Go binary of the targets (attached) or on the command. */
 static int creation_add_events(struct session *s)
 {
-	static const char *const fn[] = { "runtime.newproc", "runtime.runqput" };
-	char text[4200], err[512], exe[64];
-	size_t i, k, e;
+	char err[600];
+	size_t i, e, n = s->attach ? pm_att_nprocs(s) : 1;
 	bool warned = false;
 
-	if (!s->attach || s->cfg->creators <= 1)
-		return 0; /* goroutines: creators of what is created from now on */
-	for (i = 0; i < pm_att_nprocs(s); i++) {
-		pid_t pid = pm_att_pid(s, i);
-		struct pm_evt_spec sp[2];
-		char *real;
+	if (s->cfg->creators < 1)
+		return 0;
+	for (i = 0; i < n; i++) {
+		pid_t pid = s->attach ? pm_att_pid(s, i) : 0;
+		struct pm_evt_spec sp;
+		char exe[64], *real;
 		bool dup = false;
 
-		if (records_ancestors(pid))
-			continue; /* the runtime records them: read from memory, no probes */
-		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-		real = realpath(exe, NULL);
+		if (s->attach) {
+			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+			real = realpath(exe, NULL);
+		} else {
+			real = s->cfg->argv ? pm_target_resolve(s->cfg->argv[0]) : NULL;
+		}
 		for (e = s->nuser; real && e < s->nev; e++)
 			dup = dup || !strcmp(s->spec[e].path, real);
-		if (!real || dup || s->nev + 2 > PM_ARRAY_SIZE(s->spec)) {
+		if (!real || dup || s->nev + 1 > PM_ARRAY_SIZE(s->spec)) {
 			free(real);
 			continue;
 		}
-		for (k = 0; k < 2; k++) {
-			snprintf(text, sizeof(text), "uprobe:%s:%s", real, fn[k]);
-			if (pm_evt_parse(text, &sp[k], err, sizeof(err)) < 0)
-				break;
-			sp[k].period = 1; /* every creation, whatever -F says */
-			sp[k].freq = 0;
-			/* one line for both probes and every process: the cause is the same */
-			if (pm_evt_uprobe_define(&sp[k], (unsigned)(s->nev + k), err, sizeof(err)) < 0 &&
-			    !warned) {
-				pm_warn("creators: %s: goroutines created on threads started later "
-					"are not followed",
-					err);
-				warned = true;
-			}
-		}
-		free(real);
-		if (k < 2) {
-			pm_warn("creators: cannot watch goroutines being created in PID %d (%s); "
-				"creators of one level only",
-				(int)pid, err);
-			if (k == 1)
-				pm_evt_uprobe_undefine(&sp[0]);
+		if (probe_for(s, real, pid, &sp, err, sizeof(err)) < 0 ||
+		    pm_evt_uprobe_define(&sp, (unsigned)s->nev, err, sizeof(err)) < 0) {
+			if (!warned)
+				pm_warn("creators: cannot watch goroutines being created in %s (%s); "
+					"goroutine ids, labels and creators are read from the process, "
+					"and may be those of a goroutine that ran later",
+					real, err);
+			warned = true;
+			free(real);
 			continue;
 		}
-		for (k = 0; k < 2; k++)
-			pm_src_add_event(s, &pm_src_creation, &sp[k], k ? PROBE_RUNQPUT : PROBE_NEWPROC);
+		free(real);
+		pm_src_add_event(s, &pm_src_creation, &sp, 0);
 	}
 	return 0;
 }
 
-/*
- * goroutines: runqput's probe needs only the slot at sp (its return
- * address into newproc.func1); newproc's keeps the whole copy: the
- * creating goroutine's stack is the point of it (cut to 256 bytes and left
- * to the kernel's callchain, half the creations lost their creator stack
- * on tests/go/creators)
- */
+/* Its samples need no stack copy, and only the user part of the callchain. */
 static void creation_adjust_attr(struct session *s, size_t e, struct perf_event_attr *a)
 {
-	if (s->kind[e] == PROBE_RUNQPUT && a->sample_stack_user > PROBE_STACK)
+	(void)s;
+	(void)e;
+	if (a->sample_stack_user > PROBE_STACK)
 		a->sample_stack_user = PROBE_STACK;
+	a->exclude_callchain_kernel = 1;
 }
 
-/* Replay: the events past the user's are the probes (which one: its EVENT record says). */
+/* Replay: the events past the user's are the probe. */
 static bool creation_claim(struct session *s, size_t e, const char *name)
 {
-	s->kind[e] = name && strstr(name, "runqput") ? PROBE_RUNQPUT : PROBE_NEWPROC;
-	return true;
+	s->kind[e] = 0;
+	return !name || strstr(name, "newproc");
 }
 
-/* goroutines: a creation, not a sample */
+static uint64_t raw_u64(const uint8_t *raw, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, raw + off, 8);
+	return v;
+}
+
+/* A creation, not a sample of the profile: into the goroutine inspector's log. */
 static void creation_sample(struct session *s, size_t e, const struct pm_rec_sample *smp)
 {
 	struct creation *st = pm_src_state(s, &pm_src_creation);
-	struct pm_walk w;
-	pid_t pid = (pid_t)smp->pid;
+	struct pm_gor_creation c;
+	uint64_t pcs[128];
+	size_t n = 0, i;
 
-	pm_ses_walk(s, smp, &w);
-	if (s->gor && (w.in.regs_valid & (1u << PM_DW_R14)) &&
-	    (s->kind[e] == PROBE_NEWPROC
-		     ? pm_gor_probe_newproc(s->gor, s->maps, pid, (pid_t)smp->tid,
-					    w.in.regs[PM_DW_R14], s->pcs, w.n)
-		     : pm_gor_probe_created(s->gor, s->maps, pid, (pid_t)smp->tid,
-					    w.in.regs[PM_DW_RBX], s->pcs, w.n)) == 0 &&
-	    s->kind[e] == PROBE_RUNQPUT)
+	(void)e;
+	if (!s->gor || smp->raw_size < RAW_MIN || !smp->raw) {
+		st->bad++;
+		return;
+	}
+	c.newg = raw_u64(smp->raw, 16);
+	c.goid = (int64_t)raw_u64(smp->raw, 24);
+	c.cg = raw_u64(smp->raw, 32);
+	c.cgoid = (int64_t)raw_u64(smp->raw, 40);
+	for (i = 0; i < smp->nr && n < PM_ARRAY_SIZE(pcs); i++)
+		if (smp->ips[i] < (uint64_t)PERF_CONTEXT_MAX)
+			pcs[n++] = smp->ips[i];
+	if (pm_gor_created(s->gor, s->maps, s->stacks, (pid_t)smp->pid, &c, pcs, n) == 0)
 		st->creations++;
+	else
+		st->bad++;
 }
 
 static void creation_profile_tail(struct session *s, struct pm_profile *p)
 {
 	struct creation *st = pm_src_state(s, &pm_src_creation);
+	uint64_t cc, cp, cu, gu, lu, all;
 	char *c;
 
 	if (!pm_src_has_events(s, &pm_src_creation))
 		return;
-	c = xasprintf("creators: %" PRIu64 " goroutine creations seen by uprobes", st->creations);
+	pm_gor_creator_counts(s->gor, &cc, &cp, &cu, &gu, &lu);
+	all = cc + cp + cu + gu;
+	c = xasprintf("creators: %" PRIu64 " goroutine creations seen by the probe (%" PRIu64
+		      " unreadable); of %" PRIu64 " samples of goroutines, creator chains: %" PRIu64
+		      " complete, %" PRIu64 " partial, %" PRIu64 " unknown; %" PRIu64
+		      " with the goroutine unknown; %" PRIu64 " with labels unknown",
+		      st->creations, st->bad, all, cc, cp, cu, gu, lu);
 	pm_prof_add_comment(p, c);
 	free(c);
 }
@@ -159,6 +182,8 @@ const struct pm_source pm_src_creation = {
 	.state_size = sizeof(struct creation),
 	.add_events = creation_add_events,
 	.unrated = true,
+	.raw = true,
+	.ordered = true, /* a creation before every sample of its goroutine */
 	.adjust_attr = creation_adjust_attr,
 	.claim = creation_claim,
 	.sample = creation_sample,
