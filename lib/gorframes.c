@@ -435,24 +435,30 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 	 * frame-pointer chain skips newproc: above systemstack), without
 	 * goexit; the return address it starts above, once named, is compared
 	 */
-	for (i = 1; p->newproc_ret && i < npcs && i < 6; i++)
-		if (pcs[i] == p->newproc_ret) {
+	for (i = 1; i < npcs && i < 6; i++) {
+		if (p->newproc_ret && pcs[i] == p->newproc_ret) {
 			k = i;
 			break;
 		}
-	for (i = 1; k == SIZE_MAX && i < npcs && i < 6; i++) {
-		f = func_at(g, maps, pid, pcs[i], &m);
-		if (f && !strcmp(f, "runtime.systemstack"))
+		if (p->sysstack_ret && pcs[i] == p->sysstack_ret)
 			k = i;
+	}
+	for (i = 1; (k == SIZE_MAX || !p->newproc_ret) && i < npcs && i < 6; i++) {
+		if (pcs[i] == p->sysstack_ret)
+			continue;
+		f = func_at(g, maps, pid, pcs[i], &m);
+		if (f && !strcmp(f, "runtime.systemstack")) {
+			p->sysstack_ret = pcs[i];
+			k = i;
+		}
 		if (f && !strcmp(f, "runtime.newproc")) {
+			p->newproc_ret = pcs[i];
 			k = i;
 			break;
 		}
 		if (f && strncmp(f, "runtime.", 8))
 			break;
 	}
-	if (k != SIZE_MAX)
-		p->newproc_ret = pcs[k];
 	if (k != SIZE_MAX && c->cgoid > 0) { /* not the runtime's own start (rt0_go) */
 		if (last > k + 1 && pcs[last - 1] != p->goexit_ret) {
 			f = func_at(g, maps, pid, pcs[last - 1], &m);
@@ -526,11 +532,18 @@ static size_t probed_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_st
 	size_t nc = 0;
 	int64_t goid;
 
-	if (!e && (!p->min_goid || gi->goid < p->min_goid)) {
+	if (!e && gi->g && gi->goid > 0 && (!p->min_goid || gi->goid < p->min_goid)) {
 		pre_entry(g, maps, st, pid, gi->g, gi->goid, gi->gopc, gi->parent_goid);
 		e = gent_find(g, pid, gi->g);
 	}
-	if (!e || (gi->on_system_stack && gi->goid != e->goid)) {
+	/*
+	 * on the system stack: m.curg, read now, is the goroutine served then
+	 * only if the unwinder crossed to it and found it where the sample's
+	 * copy says it switched (its saved BP)
+	 */
+	if (!e || (gi->on_system_stack &&
+		   (gi->goid != e->goid || (g->unw_status & PM_UNW_MOVED_ON) ||
+		    !(g->unw_status & PM_UNW_SWITCHED)))) {
 		g->st_gunknown++;
 		if (n + 2 > cap)
 			return n;
@@ -615,7 +628,12 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 		break;
 	case -ENOENT:
 		g->st_enoent++;
-		return n;
+		if (!g->probes || !(g->unw_status & PM_UNW_SWITCHED))
+			return n; /* the scheduler, idle: no goroutine */
+		/* a goroutine's stack, its m runs none now: "[goroutine unknown]" */
+		memset(&gi, 0, sizeof(gi));
+		gi.goid = -1;
+		return probed_sample(g, maps, st, p, pid, &gi, ids, n, cap);
 	case -ESTALE:
 	default:
 		if (rc != -ESTALE)
@@ -624,9 +642,9 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 		 * the creation log knows R14's goroutine at the sample (a g only the
 		 * log has seen is not a stray register value): its labels not
 		 */
-		if (g->probes && gent_find(g, pid, r14)) {
+		if (g->probes) { /* no goroutine known to the log: "[goroutine unknown]" */
 			memset(&gi, 0, sizeof(gi));
-			gi.g = r14;
+			gi.g = gent_find(g, pid, r14) ? r14 : 0;
 			gi.goid = -1;
 			return probed_sample(g, maps, st, p, pid, &gi, ids, n, cap);
 		}
@@ -694,10 +712,12 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 
 size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 		     pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
-		     const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap)
+		     const uint64_t *pcs, size_t npcs, unsigned unw_status, uint32_t *ids, size_t n,
+		     size_t cap)
 {
 	uint64_t t0 = g->stats ? pm_now_ns() : 0;
 
+	g->unw_status = unw_status;
 	n = gor_sample(g, maps, st, pid, tid, r14, sp, stack, stack_len, pcs, npcs, ids, n, cap);
 	if (g->stats)
 		g->st_ns += pm_now_ns() - t0;

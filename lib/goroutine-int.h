@@ -65,6 +65,7 @@ struct gproc {
 	int state; /* 0 unknown, 1 on, -1 off */
 	unsigned tries;
 	uint64_t newproc_ret; /* probes: the return address into runtime.newproc */
+	uint64_t sysstack_ret; /* ... into systemstack (Go 1.19's chain skips newproc) */
 	uint64_t goexit_ret;  /* ... and goexit's at a goroutine's root */
 	int64_t min_goid;     /* the least goid the probe saw created; 0 = none yet */
 	struct pm_gor_layout l;
@@ -154,6 +155,7 @@ struct pm_gor {
 	size_t seen_size, seen_n;
 	/* the creation log (probes on when the first creation was fed) */
 	bool probes;
+	unsigned unw_status; /* the walk of the sample being inspected (PM_UNW_*) */
 	struct gent *gents;
 	size_t gents_size, gents_n;
 	struct cnode *cnodes;

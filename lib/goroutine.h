@@ -162,7 +162,8 @@ int pm_gor_inspect(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint64_
  */
 size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 		     pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
-		     const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap);
+		     const uint64_t *pcs, size_t npcs, unsigned unw_status, uint32_t *ids, size_t n,
+		     size_t cap);
 
 /*
  * Creators from outside: record's probe on goroutine creation (in

@@ -30,7 +30,7 @@
 
 /*
  * Events: the user's (-e, the CPU source's, first), then those the other
- * sources add (the creation probes: two per binary, two binaries).
+ * sources add (the creation probe: one per Go binary, four binaries).
  */
 #define PM_SES_EVT_MAX (PM_EVT_MAX + 4)
 #define PM_SES_SRC_MAX 8                 /* profile sources (source.h) */

@@ -1,8 +1,8 @@
 /*
  * source: a profile source, one kind of profile the recording session
  * takes, and the table of them.  Today: CPU sampling (src_cpu.c, the
- * events of -e) and the goroutine creation probes of --creators when
- * attached (src_creation.c: their samples feed the goroutine inspector
+ * events of -e) and the probe on goroutine creation of --creators
+ * (src_creation.c: its samples feed the goroutine inspector
  * and make no sample of the profile).
  *
  * A source says what it opens (its events, appended to s->spec: the

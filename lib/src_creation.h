@@ -1,10 +1,11 @@
 /*
- * src_creation: the goroutine creation probes profile source -- attached
- * with --creators=N, N > 1, to a process that does not record ancestors,
- * two entry-only uprobes on each Go binary (runtime.newproc: the creating
- * goroutine and its stack; runtime.runqput: the new goroutine), whose
- * samples feed the goroutine inspector (goroutine.h) and make no sample of
- * the profile.
+ * src_creation: the probe on goroutine creation, a profile source -- with
+ * --creators, launched or attached, one uprobe on each Go binary inside
+ * runtime.newproc.func1 right after newproc1 returns (the new g and goid,
+ * the creating g and goid, read by the kernel; the creator's stack from the
+ * kernel's callchain), whose samples feed the goroutine inspector's
+ * creation log (goroutine.h, pm_gor_created) and make no sample of the
+ * profile.
  */
 #ifndef PM_SRC_CREATION_H
 #define PM_SRC_CREATION_H

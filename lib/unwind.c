@@ -548,7 +548,7 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 					size_t m = pm_unw_chain_cross(u, &w, in, &f, pcs, n, max, status);
 
 					if (m) {
-						*status |= PM_UNW_SWITCHED;
+						*status |= PM_UNW_SWITCHED | PM_UNW_MOVED_ON;
 						return m;
 					}
 				}

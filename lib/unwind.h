@@ -144,6 +144,11 @@ enum pm_unw_status {
 	PM_UNW_SWITCHED = 1 << 6, /* crossed onto another stack (read through read_mem) */
 	PM_UNW_SIGFRAME = 1 << 7, /* went through a signal frame */
 	PM_UNW_EXTENDED = 1 << 8, /* read the stack past the copy through read_mem */
+	/*
+	 * the goroutine behind a switch to the system stack came from the
+	 * kernel's callchain: its m runs another since, or it is elsewhere
+	 */
+	PM_UNW_MOVED_ON = 1 << 9,
 };
 
 /*

@@ -5,9 +5,9 @@
 #
 #   none                   no profiler
 #   tracebackancestors     GODEBUG=tracebackancestors=8 alone (the runtime's cost)
-#   launch --creators      pmuprof record --creators -- spawn (sets that GODEBUG)
-#   attach --creators=1    pmuprof record --creators=1 -p (the go statement, no probes)
-#   attach --creators      pmuprof record --creators -p (uprobes on newproc and runqput)
+#   launch --creators      pmuprof record --creators -- spawn (the creation probe)
+#   attach --creators=1    pmuprof record --creators=1 -p (the probe, one level kept)
+#   attach --creators      pmuprof record --creators -p (the probe)
 #
 # Usage: scripts/bench-creators.sh [ROUNDS]   (default 5; rounds alternate the ways;
 # medians are printed).  Needs root, a built pmuprof (make) and the fixtures.
@@ -54,4 +54,4 @@ for w in none tracebackancestors launch--creators attach--creators=1 attach--cre
 	m=$(awk -v w="$w" '$1 == w { print $2 }' "$d/res" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
 	echo "| $(echo "$w" | sed 's/--/ --/') | $m | $((m - base)) ns |"
 done
-echo "(attach --creators: $(awk '$1 == "seen" { print $2 }' "$d/res" | tail -1) of 400000 creations seen by the uprobes in the last round)"
+echo "(attach --creators: $(awk '$1 == "seen" { print $2 }' "$d/res" | tail -1) of 400000 creations seen by the probe in the last round)"

@@ -17,7 +17,8 @@
 // made it (main.burnA, main.burnB): a sample in main.burnA was run for a
 // goroutine listenerA made, whatever a profiler says its creator was.  A
 // background goroutine (main.background) burns CPU all along, and the GC
-// runs (each request allocates).
+// runs (each request allocates; -garbage N: N bytes of small objects it
+// keeps a while, for GC work on the system stack).
 //
 // Truth, printed at the end: "truth A=N B=N" (iterations burned for each
 // listener, counted as done), "created N" (goroutines started), and with
@@ -44,12 +45,12 @@ var (
 	duration = flag.Duration("duration", 3*time.Second, "feed requests for this long")
 	rate     = flag.Int("rate", 1000, "requests per second")
 	goidFile = flag.String("goids", "", "write each request goroutine's id here")
+	garbage  = flag.Int("garbage", 0, "bytes of small objects each request allocates and keeps a while")
 
 	doneA, doneB, created atomic.Int64
 	sink                  [4]uint64
 	idMu                  sync.Mutex
 	idsA, idsB            []int64
-	keep                  [][]byte
 )
 
 type request struct {
@@ -94,11 +95,34 @@ func spin(n int) uint64 {
 	return x
 }
 
-//go:noinline
-func burnA(n int) { sink[0] += spin(n); doneA.Add(int64(n)) }
+var (
+	keepMu sync.Mutex
+	keep   [512][]*[8]uintptr
+	keepI  int
+)
+
+// litter allocates -garbage bytes of pointerful objects and keeps them for
+// the next 511 requests: the GC marks them (its workers and the requests'
+// assists run on the system stack).
+func litter() {
+	if *garbage < 64 {
+		return
+	}
+	s := make([]*[8]uintptr, *garbage/64)
+	for i := range s {
+		s[i] = new([8]uintptr)
+	}
+	keepMu.Lock()
+	keep[keepI%len(keep)] = s
+	keepI++
+	keepMu.Unlock()
+}
 
 //go:noinline
-func burnB(n int) { sink[1] += spin(n); doneB.Add(int64(n)) }
+func burnA(n int) { litter(); sink[0] += spin(n); doneA.Add(int64(n)) }
+
+//go:noinline
+func burnB(n int) { litter(); sink[1] += spin(n); doneB.Add(int64(n)) }
 
 func burn(r *request, n int) {
 	if r.a {
