@@ -158,6 +158,11 @@ static void creation_sample(struct session *s, size_t e, const struct pm_rec_sam
 		st->bad++;
 }
 
+static double pct(uint64_t a, uint64_t all)
+{
+	return all ? 100.0 * (double)a / (double)all : 0.0;
+}
+
 static void creation_profile_tail(struct session *s, struct pm_profile *p)
 {
 	struct creation *st = pm_src_state(s, &pm_src_creation);
@@ -169,10 +174,12 @@ static void creation_profile_tail(struct session *s, struct pm_profile *p)
 	pm_gor_creator_counts(s->gor, &cc, &cp, &cu, &gu, &lu);
 	all = cc + cp + cu + gu;
 	c = xasprintf("creators: %" PRIu64 " goroutine creations seen by the probe (%" PRIu64
-		      " unreadable); of %" PRIu64 " samples of goroutines, creator chains: %" PRIu64
-		      " complete, %" PRIu64 " partial, %" PRIu64 " unknown; %" PRIu64
-		      " with the goroutine unknown; %" PRIu64 " with labels unknown",
-		      st->creations, st->bad, all, cc, cp, cu, gu, lu);
+		      " unreadable); of %" PRIu64 " samples of goroutines, creator chains: %.1f %% "
+		      "complete (%" PRIu64 "), %.1f %% partial (%" PRIu64 "), %.1f %% unknown (%" PRIu64
+		      "), %.1f %% with the goroutine unknown (%" PRIu64 "); %" PRIu64
+		      " with labels unknown",
+		      st->creations, st->bad, all, pct(cc, all), cc, pct(cp, all), cp, pct(cu, all), cu,
+		      pct(gu, all), gu, lu);
 	pm_prof_add_comment(p, c);
 	free(c);
 }

@@ -97,6 +97,12 @@ for sh in helper direct limit; do
 	judge "attach-$sh"
 done
 ids launch-helper "$T/launch-helper.pb.gz" "$T/launch-helper.goids"
+# report says how many chains were complete, partial, unknown
+for n in launch-helper attach-helper; do
+	c=$("$PMUPROF" report -i "$T/$n.pb.gz" 2>/dev/null | sed -n 's/^# creators: .*creator chains: \([0-9.]*\) % complete.*% partial.*% unknown.*/\1/p')
+	echo "# $n: report: ${c:-?} % of the goroutines' samples with a complete chain"
+	if [ -n "$c" ] && awk -v p="$c" 'BEGIN { exit !(p >= 90) }'; then pass "$n-report-shares"; else fail "$n-report-shares" "$("$PMUPROF" report -i "$T/$n.pb.gz" 2>&1 | grep creators)"; fi
+done
 ids attach-direct "$T/attach-direct.pb.gz" "$T/attach-direct.goids"
 launch go119-helper "$GOFIX/shortlived" -shape helper -duration 3s
 judge go119-helper
