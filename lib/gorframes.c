@@ -278,33 +278,38 @@ static uint64_t created_key(pid_t pid, uint64_t gp)
 	return (gp ^ (uint64_t)(uint32_t)pid << 48) | 1;
 }
 
-static struct gent *gent_slot(struct pm_gor *g, uint64_t key, bool insert)
+/* Open addressing over @*tab (@*size slots, @*n used), grown at half full. */
+static struct gent *tab_slot(struct gent **tab, size_t *size, size_t *n, uint64_t key, bool insert)
 {
 	size_t h, i;
 
-	if (insert && (g->gents_n + 1) * 2 > g->gents_size) {
-		struct gent *o = g->gents;
-		size_t os = g->gents_size;
+	if (insert && (*n + 1) * 2 > *size) {
+		struct gent *o = *tab;
+		size_t os = *size;
 
-		g->gents_size = os ? os * 2 : 4096;
-		g->gents = xcalloc(g->gents_size, sizeof(*g->gents));
-		g->gents_n = 0;
+		*size = os ? os * 2 : 4096;
+		*tab = xcalloc(*size, sizeof(**tab));
+		*n = 0;
 		for (i = 0; i < os; i++)
 			if (o[i].key)
-				*gent_slot(g, o[i].key, true) = o[i];
+				*tab_slot(tab, size, n, o[i].key, true) = o[i];
 		free(o);
 	}
-	if (!g->gents_size)
+	if (!*size)
 		return NULL;
-	for (h = pm_hash_u64(key) & (g->gents_size - 1); g->gents[h].key;
-	     h = (h + 1) & (g->gents_size - 1))
-		if (g->gents[h].key == key)
-			return &g->gents[h];
+	for (h = pm_hash_u64(key) & (*size - 1); (*tab)[h].key; h = (h + 1) & (*size - 1))
+		if ((*tab)[h].key == key)
+			return &(*tab)[h];
 	if (!insert)
 		return NULL;
-	g->gents_n++;
-	g->gents[h].key = key;
-	return &g->gents[h];
+	(*n)++;
+	(*tab)[h].key = key;
+	return &(*tab)[h];
+}
+
+static struct gent *gent_slot(struct pm_gor *g, uint64_t key, bool insert)
+{
+	return tab_slot(&g->gents, &g->gents_size, &g->gents_n, key, insert);
 }
 
 static struct gent *gent_find(struct pm_gor *g, pid_t pid, uint64_t gp)
@@ -380,9 +385,12 @@ static const struct chain *node_flat(struct pm_gor *g, struct pm_stacks *st, uin
 	uint8_t end = END_UNKNOWN;
 
 	if (!node) {
+		uint32_t ci;
+
 		g->tmp[0] = marker_frame(g, st, 1);
 		*status = CH_UNKNOWN;
-		return &g->chains[intern_chain(g, g->tmp, 1)];
+		ci = intern_chain(g, g->tmp, 1); /* before g->chains is read: it may grow */
+		return &g->chains[ci];
 	}
 	c = &g->cnodes[node - 1];
 	if (c->flat) {
@@ -494,6 +502,12 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 			memcpy(g->tmp, save, tn * sizeof(*save));
 		}
 	}
+	if (c->stack_hi && good_ptr(c->stack_hi)) {
+		struct gent *t = tab_slot(&g->tops, &g->tops_size, &g->tops_n,
+					  created_key(pid, c->stack_hi), true);
+
+		t->goid = (int64_t)c->newg; /* the g made with that stack */
+	}
 	gent_put(g, pid, c->newg, c->goid,
 		 n || end == END_ROOT ? intern_node(g, intern_chain(g, g->tmp, n), parent, end) : 0);
 	if (!p->min_goid || c->goid < p->min_goid)
@@ -510,6 +524,48 @@ void pm_gor_creator_counts(const struct pm_gor *g, uint64_t *complete, uint64_t 
 	*unknown = g ? g->st_chain[CH_UNKNOWN] : 0;
 	*gor_unknown = g ? g->st_gunknown : 0;
 	*labels_unknown = g ? g->st_lunknown : 0;
+}
+
+/*
+ * A sample on the system stack whose goroutine has moved on: the
+ * goroutine whose stack held @bp (the walk's BP where it switched off g0,
+ * an address on that goroutine's stack at the sample).  Stacks are 2 KiB
+ * aligned, 2 KiB to 512 KiB here: the g made (last, by the log: before the
+ * sample) with a stack whose top is above @bp, whose stack is still that one
+ * and holds @bp: so it held it at the sample too (a stack moves only when
+ * it grows or shrinks, and stays with its g when the goroutine exits and
+ * the g runs another), and the goroutine on that g then is the log's.  Sets
+ * *gp, *goid (what the g holds now) and g->labels_ptr.
+ */
+static struct gent *by_stack(struct pm_gor *g, struct gproc *p, pid_t pid, uint64_t bp,
+			     uint64_t *gp, int64_t *goid, bool *dead)
+{
+	uint8_t gb[G_READ_MAX];
+	uint64_t top = (bp | 2047) + 1;
+
+	if (!good_ptr(bp) || p->state != 1 || p->l.g_size > sizeof(gb))
+		return NULL;
+	for (unsigned j = 0; j < 256; j++, top += 2048) {
+		struct gent *t = tab_slot(&g->tops, &g->tops_size, &g->tops_n, created_key(pid, top),
+					  false);
+		struct gent *e;
+		uint64_t cand;
+
+		if (!t)
+			continue;
+		cand = (uint64_t)t->goid;
+		e = gent_find(g, pid, cand);
+		if (!e || pm_gor_read1(g, pid, cand, gb, p->l.g_size))
+			continue;
+		if (pm_le64(gb) <= bp && bp < pm_le64(gb + 8) && pm_le64(gb + 8) == top) {
+			*gp = cand;
+			*goid = (int64_t)pm_le64(gb + p->l.g_goid);
+			*dead = (pm_le32(gb + p->l.g_status) & ~0x1000u) == 6;
+			g->labels_ptr = p->l.g_labels ? pm_le64(gb + p->l.g_labels) : 0;
+			return e;
+		}
+	}
+	return NULL;
 }
 
 /*
@@ -541,6 +597,24 @@ static size_t probed_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_st
 	 * only if the unwinder crossed to it and found it where the sample's
 	 * copy says it switched (its saved BP)
 	 */
+	if ((!e && (g->unw_status & PM_UNW_SWITCHED)) ||
+	    (e && gi->on_system_stack &&
+	     (gi->goid != e->goid || (g->unw_status & PM_UNW_MOVED_ON) ||
+	      !(g->unw_status & PM_UNW_SWITCHED)))) {
+		uint64_t gp = 0;
+		int64_t mgoid = 0;
+		bool dead = false;
+		struct gent *se = by_stack(g, p, pid, g->switch_bp, &gp, &mgoid, &dead);
+
+		if (se) { /* found by the stack it switched from */
+			g->st_bystack++;
+			e = se;
+			gi->g = gp;
+			gi->goid = mgoid;
+			gi->dead = dead;
+			gi->on_system_stack = false;
+		}
+	}
 	if (!e || (gi->on_system_stack &&
 		   (gi->goid != e->goid || (g->unw_status & PM_UNW_MOVED_ON) ||
 		    !(g->unw_status & PM_UNW_SWITCHED)))) {
@@ -621,6 +695,29 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	if (!find_layout(p, maps, pid, pcs, npcs))
 		return n;
 	g->st_inspect++;
+	/*
+	 * R14 is a g the creation log knows (only user goroutines are made by
+	 * newproc; g0 and gsignal are not): the sample ran on that g, so the
+	 * goroutine is the log's, whatever the g, its m or its stack hold now
+	 * (a g reused with a new stack fails the inspection's stack check, and
+	 * its m's curg is another goroutine by then)
+	 */
+	if (g->probes && gent_find(g, pid, r14)) {
+		uint8_t gb[G_READ_MAX];
+		const struct pm_gor_layout *l = &p->l;
+
+		memset(&gi, 0, sizeof(gi));
+		gi.g = r14;
+		gi.goid = -1;
+		g->labels_ptr = g->anc_ptr = 0;
+		if (l->g_size <= sizeof(gb) && !pm_gor_read1(g, pid, r14, gb, l->g_size)) {
+			gi.goid = (int64_t)pm_le64(gb + l->g_goid);
+			gi.dead = (pm_le32(gb + l->g_status) & ~0x1000u) == 6;
+			g->labels_ptr = l->g_labels ? pm_le64(gb + l->g_labels) : 0;
+		}
+		g->st_inspect++;
+		return probed_sample(g, maps, st, p, pid, &gi, ids, n, cap);
+	}
 	rc = pm_gor_inspect_g(g, pid, tid, r14, sp, stack, stack_len, &gi);
 	switch (rc) {
 	case 0:
@@ -712,12 +809,14 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 
 size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 		     pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
-		     const uint64_t *pcs, size_t npcs, unsigned unw_status, uint32_t *ids, size_t n,
+		     const uint64_t *pcs, size_t npcs, unsigned unw_status, uint64_t switch_bp,
+		     uint32_t *ids, size_t n,
 		     size_t cap)
 {
 	uint64_t t0 = g->stats ? pm_now_ns() : 0;
 
 	g->unw_status = unw_status;
+	g->switch_bp = switch_bp;
 	n = gor_sample(g, maps, st, pid, tid, r14, sp, stack, stack_len, pcs, npcs, ids, n, cap);
 	if (g->stats)
 		g->st_ns += pm_now_ns() - t0;

@@ -156,12 +156,16 @@ struct pm_gor {
 	/* the creation log (probes on when the first creation was fed) */
 	bool probes;
 	unsigned unw_status; /* the walk of the sample being inspected (PM_UNW_*) */
+	uint64_t switch_bp;  /* ... and its BP where it switched off g0 */
+	/* stack tops: (pid, g.stack.hi) -> the g created with that stack (the probe's lo, hi) */
+	struct gent *tops;
+	size_t tops_size, tops_n;
 	struct gent *gents;
 	size_t gents_size, gents_n;
 	struct cnode *cnodes;
 	size_t ncnodes, capcnodes;
 	struct pm_hidx cnode_idx;
-	uint64_t st_created, st_chain[CH_NGOR], st_gunknown, st_lunknown;
+	uint64_t st_created, st_chain[CH_NGOR], st_gunknown, st_lunknown, st_bystack;
 	/* one inspection's results */
 	struct pm_gor_label lab[PM_GOR_MAX_LABELS];
 	struct pm_gor_ancestor anc[PM_GOR_MAX_ANCESTORS];

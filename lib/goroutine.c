@@ -88,6 +88,7 @@ void pm_gor_free(struct pm_gor *g)
 	pm_hidx_free(&g->chain_idx);
 	free(g->seen);
 	free(g->gents);
+	free(g->tops);
 	free(g->cnodes);
 	pm_hidx_free(&g->cnode_idx);
 	free(g);

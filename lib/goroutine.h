@@ -162,7 +162,8 @@ int pm_gor_inspect(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint64_
  */
 size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 		     pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
-		     const uint64_t *pcs, size_t npcs, unsigned unw_status, uint32_t *ids, size_t n,
+		     const uint64_t *pcs, size_t npcs, unsigned unw_status, uint64_t switch_bp,
+		     uint32_t *ids, size_t n,
 		     size_t cap);
 
 /*
@@ -186,6 +187,7 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 struct pm_gor_creation {
 	uint64_t newg, cg; /* the new g, the creating g (m.curg) */
 	int64_t goid, cgoid;
+	uint64_t stack_hi; /* the new g's stack.hi, 0 = not known */
 };
 int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 		   const struct pm_gor_creation *c, const uint64_t *pcs, size_t npcs);

@@ -100,6 +100,7 @@ void pm_ses_walk(struct session *s, const struct pm_rec_sample *smp, struct pm_w
 		w->n = pm_unw_walk(pm_reg_unwinder(s->reg, pid), in, s->pcs, PM_REG_MAX_FRAMES,
 				   &w->status);
 	}
+	w->switch_bp = pm_unw_switch_bp(pm_reg_unwinder(s->reg, pid));
 }
 
 /* A sample: to the source of its event. */

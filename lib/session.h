@@ -102,6 +102,7 @@ struct pm_walk {
 	unsigned status;         /* PM_UNW_* */
 	size_t n, nk;
 	pid_t pid;
+	uint64_t switch_bp; /* pm_unw_switch_bp() of the walk */
 };
 
 void pm_ses_err(struct pm_record_result *res, enum pm_record_err err, const char *fmt, ...)

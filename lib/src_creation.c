@@ -14,7 +14,7 @@
 #include "target.h"
 
 #define PROBE_STACK 8 /* bytes of stack its samples copy: none needed (the callchain is) */
-#define RAW_MIN 48    /* trace entry (8), probe ip (8), four fetchargs (8 each) */
+#define RAW_MIN 56    /* trace entry (8), probe ip (8), five fetchargs (8 each) */
 
 struct creation {
 	uint64_t creations, bad; /* creations fed to the log; samples that were none */
@@ -28,6 +28,7 @@ struct creation {
  *   g=%ax          the new g (newproc1's result)
  *   goid           its goid, set by newproc1
  *   cg, cgoid      m.curg, the creating goroutine, and its goid (R14 is g0)
+ *   hi             the new g's stack.hi (g.stack is at 0 in every version)
  *
  * read by the kernel at the probe, so exact however late the record is
  * processed; the kernel's frame-pointer callchain there crosses
@@ -56,7 +57,8 @@ static int probe_for(struct session *s, const char *path, pid_t pid, struct pm_e
 	(void)s;
 	(void)pid;
 	snprintf(sp->fetchargs, sizeof(sp->fetchargs),
-		 "g=%%ax:u64 goid=+%u(%%ax):s64 cg=+%u(+%u(%%r14)):u64 cgoid=+%u(+%u(+%u(%%r14))):s64",
+		 "g=%%ax:u64 goid=+%u(%%ax):s64 cg=+%u(+%u(%%r14)):u64 cgoid=+%u(+%u(+%u(%%r14))):s64 "
+		 "hi=+8(%%ax):u64",
 		 l.g_goid, l.m_curg, l.g_m, l.g_goid, l.m_curg, l.g_m);
 	sp->period = 1; /* every creation, whatever -F says */
 	sp->freq = 0;
@@ -149,6 +151,7 @@ static void creation_sample(struct session *s, size_t e, const struct pm_rec_sam
 	c.goid = (int64_t)raw_u64(smp->raw, 24);
 	c.cg = raw_u64(smp->raw, 32);
 	c.cgoid = (int64_t)raw_u64(smp->raw, 40);
+	c.stack_hi = raw_u64(smp->raw, 48); /* g.stack.hi: stack is runtime.g's first field */
 	for (i = 0; i < smp->nr && n < PM_ARRAY_SIZE(pcs); i++)
 		if (smp->ips[i] < (uint64_t)PERF_CONTEXT_MAX)
 			pcs[n++] = smp->ips[i];

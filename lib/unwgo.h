@@ -48,6 +48,7 @@ struct pm_unw {
 		int32_t off;    /* past MOVQ SP, R12; -1 = not found */
 	} r12[4];
 	unsigned r12_next;
+	uint64_t switch_bp; /* the last walk's BP at its first switch off g0 (0: none) */
 };
 
 struct regs {

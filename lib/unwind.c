@@ -422,6 +422,7 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 	bool leaf = true, on_g0 = false, saw_schedule = false;
 
 	*status = 0;
+	u->switch_bp = 0;
 	if (max == 0)
 		return 0;
 	memset(&w, 0, sizeof(w));
@@ -536,7 +537,11 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 			} else if (f.flags & PM_UNW_F_GSWITCH) {
 				/* on g0: the goroutine that switched continues where it stopped */
 				uint64_t gpc;
-				int rc = go_ready(&w) ? pm_unw_g0_switch(u, &w, &gpc) : -1;
+				int rc;
+
+				if (!w.nswitch)
+					reg_get(&w.rs, PM_DW_RBP, &u->switch_bp);
+				rc = go_ready(&w) ? pm_unw_g0_switch(u, &w, &gpc) : -1;
 
 				if (rc == 0 && (f.flags & PM_UNW_F_MCALL)) {
 					*status |= PM_UNW_COMPLETE;
@@ -735,6 +740,11 @@ void pm_unw_set_perf_regs(struct pm_unw_input *in, uint64_t mask, const uint64_t
 		in->sp = in->regs[PM_DW_RSP];
 	if (in->regs_valid & (1u << PM_DW_RBP))
 		in->bp = in->regs[PM_DW_RBP];
+}
+
+uint64_t pm_unw_switch_bp(const struct pm_unw *u)
+{
+	return u->switch_bp;
 }
 
 int pm_unw_read_pid(void *arg, uint64_t addr, void *buf, size_t len)

@@ -186,5 +186,11 @@ void pm_unw_flush(struct pm_unw *u);
  */
 size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pcs, size_t max,
 		   unsigned *status);
+/*
+ * The last walk's frame pointer where it first switched off the system
+ * stack (runtime.systemstack, mcall, morestack on g0): the goroutine's BP,
+ * an address on that goroutine's stack at the sample; 0 when none.
+ */
+uint64_t pm_unw_switch_bp(const struct pm_unw *u);
 
 #endif

@@ -22,6 +22,8 @@
 //
 // Truth, printed at the end: "truth A=N B=N" (iterations burned for each
 // listener, counted as done), "created N" (goroutines started), and with
+// -phase D, the requests of the first and of the last D burn in
+// main.burnFirst and main.burnLast instead (a profile's two windows); with
 // -goids FILE, one line per request goroutine "A goid" / "B goid" with the
 // goroutine id it read of itself (runtime.Stack).
 package main
@@ -46,6 +48,8 @@ var (
 	rate     = flag.Int("rate", 1000, "requests per second")
 	goidFile = flag.String("goids", "", "write each request goroutine's id here")
 	garbage  = flag.Int("garbage", 0, "bytes of small objects each request allocates and keeps a while")
+	phase    = flag.Duration("phase", 0, "requests of the first and the last PHASE burn in main.burnFirst, main.burnLast")
+	t0       time.Time
 
 	doneA, doneB, created atomic.Int64
 	sink                  [4]uint64
@@ -124,7 +128,22 @@ func burnA(n int) { litter(); sink[0] += spin(n); doneA.Add(int64(n)) }
 //go:noinline
 func burnB(n int) { litter(); sink[1] += spin(n); doneB.Add(int64(n)) }
 
+//go:noinline
+func burnFirst(n int) { sink[3] += spin(n) }
+
+//go:noinline
+func burnLast(n int) { sink[3] += spin(n) }
+
 func burn(r *request, n int) {
+	if *phase > 0 {
+		if e := time.Since(t0); e < *phase {
+			burnFirst(n)
+			return
+		} else if e > *duration-*phase {
+			burnLast(n)
+			return
+		}
+	}
 	if r.a {
 		burnA(n)
 	} else {
@@ -232,6 +251,7 @@ func main() {
 	go background(stop)
 	var wg sync.WaitGroup
 	start := time.Now()
+	t0 = start
 	tick := time.Second / time.Duration(*rate)
 	next := start
 	for i := 0; time.Since(start) < *duration; i++ {
