@@ -85,6 +85,8 @@ can_perf() { "$PMUPROF" record -e cpu-clock -o "$T/probe.pb.gz" -- /bin/true >/d
 #                             names, not addresses (0x..., module+0x...) or [markers]
 #   table_rows FILE           the function rows of a `pmuprof report` table (no headers)
 #   table_funcs FILE N        the first N function names of a `pmuprof report` table
+#   need_tracefs              mount tracefs when it is not (sets $mounted: the caller unmounts),
+#                             skip the whole script when it cannot be
 #   now_ms                    wall clock in milliseconds
 #   sample_count FILE         N from the "pmuprof: wrote FILE: N samples" line in FILE
 
@@ -115,6 +117,18 @@ need_cmd() {
 			exit 0
 		fi
 	done
+}
+
+need_tracefs() {
+	mounted=
+	if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/events ] &&
+		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
+		mounted=/sys/kernel/tracing
+	fi
+	if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/events ]; then
+		skip all "tracefs is not mounted and cannot be (the creation probe is defined there)"
+		exit 0
+	fi
 }
 
 folded_total() { awk '{ t += $NF } END { printf "%.0f\n", t }' "$1"; }

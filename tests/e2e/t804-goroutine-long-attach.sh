@@ -10,15 +10,7 @@
 need_perf
 F126=$FIX/go126/shortlived
 need_file shortlived "$F126"
-mounted=
-if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/events ] &&
-	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
-	mounted=/sys/kernel/tracing
-fi
-if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/events ]; then
-	skip all "tracefs is not mounted and cannot be (the creation probe is defined there)"
-	exit 0
-fi
+need_tracefs
 "$F126" -shape stress -work 20000 -rate 5000 -phase 10s -duration 61s >"$T/out" 2>&1 &
 p=$!
 sleep 0.5
