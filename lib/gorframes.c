@@ -526,6 +526,27 @@ void pm_gor_creator_counts(const struct pm_gor *g, uint64_t *complete, uint64_t 
 	*labels_unknown = g ? g->st_lunknown : 0;
 }
 
+/* Append the chain @cids (@nc frames; none when it does not fit) and the tag frame @tagv. */
+static size_t append_chain_tag(struct pm_stacks *st, uint32_t *ids, size_t n, size_t cap,
+			       const uint32_t *cids, size_t nc, uint32_t tagv)
+{
+	struct pm_stack_frame tf;
+
+	if (n + 1 > cap)
+		return n;
+	if (n + nc + 1 > cap)
+		nc = 0;
+	if (nc)
+		memcpy(ids + n, cids, nc * sizeof(*ids));
+	n += nc;
+	tf.map_id = PM_GOR_MAP_TAG;
+	tf.is_return = false;
+	tf.addr = tagv - 1;
+	tf.vaddr = tagv - 1;
+	ids[n++] = pm_stacks_frame(st, &tf);
+	return n;
+}
+
 /*
  * A sample on the system stack whose goroutine has moved on: the
  * goroutine whose stack held @bp (the walk's BP where it switched off g0,
@@ -581,7 +602,6 @@ static size_t probed_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_st
 			    size_t n, size_t cap)
 {
 	struct gent *e = gent_find(g, pid, gi->g);
-	struct pm_stack_frame tf;
 	const struct chain *ch = NULL;
 	uint32_t tagv = 0;
 	int status = CH_UNKNOWN;
@@ -623,8 +643,7 @@ static size_t probed_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_st
 			return n;
 		if (g->o.creators)
 			ids[n++] = marker_frame(g, st, 2);
-		tagv = intern_tag(g, 0, NULL, 0) + 1;
-		goto tag;
+		return append_chain_tag(st, ids, n, cap, NULL, 0, intern_tag(g, 0, NULL, 0) + 1);
 	}
 	goid = e->goid;
 	{
@@ -661,20 +680,7 @@ static size_t probed_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_st
 		nc = ch->n;
 		g->st_chain[status]++;
 	}
-	if (n + 1 > cap)
-		return n;
-	if (n + nc + 1 > cap)
-		nc = 0;
-	if (nc)
-		memcpy(ids + n, g->chainpool + ch->off, nc * sizeof(*ids));
-	n += nc;
-tag:
-	tf.map_id = PM_GOR_MAP_TAG;
-	tf.is_return = false;
-	tf.addr = tagv - 1;
-	tf.vaddr = tagv - 1;
-	ids[n++] = pm_stacks_frame(st, &tf);
-	return n;
+	return append_chain_tag(st, ids, n, cap, ch ? g->chainpool + ch->off : NULL, nc, tagv);
 }
 
 static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
@@ -684,7 +690,6 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	struct gproc *p = pm_gor_proc_of(g, pid);
 	struct pm_gor_info gi;
 	struct centry *e;
-	struct pm_stack_frame tf;
 	uint64_t hv;
 	size_t nc = 0;
 	const uint32_t *cids = g->tmp;
@@ -793,18 +798,7 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 		cids = g->chainpool + g->chains[e->chain - 1].off;
 		nc = g->chains[e->chain - 1].n;
 	}
-	if (n + 1 > cap)
-		return n;
-	if (n + nc + 1 > cap)
-		nc = 0;
-	memcpy(ids + n, cids, nc * sizeof(*ids));
-	n += nc;
-	tf.map_id = PM_GOR_MAP_TAG;
-	tf.is_return = false;
-	tf.addr = tagv - 1;
-	tf.vaddr = tagv - 1;
-	ids[n++] = pm_stacks_frame(st, &tf);
-	return n;
+	return append_chain_tag(st, ids, n, cap, cids, nc, tagv);
 }
 
 size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,

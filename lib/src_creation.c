@@ -37,8 +37,7 @@ struct creation {
  * probes, newproc and runqput, cost two traps, and runqput's fires at
  * every wakeup too).
  */
-static int probe_for(struct session *s, const char *path, pid_t pid, struct pm_evt_spec *sp,
-		     char *err, size_t errlen)
+static int probe_for(const char *path, struct pm_evt_spec *sp, char *err, size_t errlen)
 {
 	char ver[64];
 	struct pm_gor_layout l;
@@ -54,8 +53,6 @@ static int probe_for(struct session *s, const char *path, pid_t pid, struct pm_e
 		snprintf(err, errlen, "the runtime's layout of %s lacks goid, m or curg", path);
 		return -1;
 	}
-	(void)s;
-	(void)pid;
 	snprintf(sp->fetchargs, sizeof(sp->fetchargs),
 		 "g=%%ax:u64 goid=+%u(%%ax):s64 cg=+%u(+%u(%%r14)):u64 cgoid=+%u(+%u(+%u(%%r14))):s64 "
 		 "hi=+8(%%ax):u64",
@@ -92,7 +89,7 @@ static int creation_add_events(struct session *s)
 			free(real);
 			continue;
 		}
-		if (probe_for(s, real, pid, &sp, err, sizeof(err)) < 0 ||
+		if (probe_for(real, &sp, err, sizeof(err)) < 0 ||
 		    pm_evt_uprobe_define(&sp, (unsigned)s->nev, err, sizeof(err)) < 0) {
 			if (!warned)
 				pm_warn("creators: cannot watch goroutines being created in %s (%s); "
