@@ -238,6 +238,7 @@ static bool find_layout(struct gproc *p, struct pm_maps *maps, pid_t pid,
 		if (pm_gor_layout_dwarf(pm_sym_path(m->sym), ver, &p->l) == 0 ||
 		    pm_gor_layout_version(ver, &p->l) == 0) {
 			p->state = 1;
+			p->gomap = m;
 			return true;
 		}
 		pm_warn("goroutine ids, labels and creators are off for PID %d: Go version "
@@ -423,6 +424,86 @@ static const struct chain *node_flat(struct pm_gor *g, struct pm_stacks *st, uin
 	return &g->chains[c->flat - 1];
 }
 
+/* The events' clock now, through opts.read when it logs reads (goroutine.h). */
+static uint64_t clock_now(struct pm_gor *g, pid_t pid)
+{
+	uint64_t v = 0;
+
+	if (!g->o.read)
+		return pm_now_ns();
+	return g->o.read(g->o.read_arg, pid, PM_GOR_CLOCK_ADDR, &v, 8) ? 0 : v;
+}
+
+/*
+ * The probe is on: read the runtime's list of goroutines once, so that
+ * the goroutines made before it are known exactly.  Every g made after the
+ * probe went on is in the log; one read at time T from the list is the
+ * goroutine on that g from T until the log's next creation on it (a g
+ * hosts a goroutine until the next newproc takes it).  So an entry from
+ * the list holds for samples at T or later; a creation fed later but made
+ * before T is older than the list (it keeps the entry, and gives it its
+ * chain when it made that very goroutine); samples before T on such a g
+ * are "[goroutine unknown]".  Their stack tops feed by_stack() (GC workers
+ * and others made before the probe).
+ */
+static void snap_take(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
+		      struct gproc *p, pid_t pid)
+{
+	const struct pm_gor_layout *l = &p->l;
+	uint64_t *gs = NULL, t;
+	size_t n = 0, i;
+	uint32_t lo, hi;
+
+	p->snap = -1;
+	t = clock_now(g, pid);
+	if (!t || pm_gor_allgs(g, pid, &gs, &n) != 0)
+		return;
+	/* the fields wanted: stack (at 0), then status .. gopc in one range */
+	lo = l->g_status < l->g_goid ? l->g_status : l->g_goid;
+	hi = l->g_gopc > l->g_goid ? l->g_gopc : l->g_goid;
+	if (l->g_parent_goid && l->g_parent_goid > hi)
+		hi = l->g_parent_goid;
+	if (l->g_parent_goid && l->g_parent_goid < lo)
+		lo = l->g_parent_goid;
+	hi += 8;
+	for (i = 0; i < n; i++) {
+		uint8_t gb[G_READ_MAX], sk[16];
+		struct gent *e;
+		int64_t goid, parent;
+		uint32_t status;
+
+		if (!good_ptr(gs[i]) || hi - lo > sizeof(gb) || pm_gor_read1(g, pid, gs[i], sk, 16) ||
+		    pm_gor_read1(g, pid, gs[i] + lo, gb, hi - lo))
+			continue;
+		status = pm_le32(gb + l->g_status - lo) & ~0x1000u;
+		goid = (int64_t)pm_le64(gb + l->g_goid - lo);
+		if (status == 6 || goid <= 0) /* dead: no goroutine on it */
+			continue;
+		parent = l->g_parent_goid ? (int64_t)pm_le64(gb + l->g_parent_goid - lo) : 0;
+		e = gent_find(g, pid, gs[i]);
+		if (e && e->goid == goid)
+			continue; /* the log made it: it knows its chain */
+		pre_entry(g, maps, st, pid, gs[i], goid, pm_le64(gb + l->g_gopc - lo), parent);
+		gent_find(g, pid, gs[i])->snap = true;
+		g->st_snap++;
+		if (good_ptr(pm_le64(sk + 8)))
+			tab_slot(&g->tops, &g->tops_size, &g->tops_n, created_key(pid, pm_le64(sk + 8)),
+				 true)->goid = (int64_t)gs[i];
+	}
+	free(gs);
+	p->snap = 1;
+	p->snap_time = t;
+}
+
+/* The log's entry of @gp for a sample at @time: NULL when it does not hold then. */
+static struct gent *entry_at(struct pm_gor *g, struct gproc *p, pid_t pid, uint64_t gp,
+			     uint64_t time)
+{
+	struct gent *e = gent_find(g, pid, gp);
+
+	return e && e->snap && time < p->snap_time ? NULL : e;
+}
+
 int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 		   const struct pm_gor_creation *c, const uint64_t *pcs, size_t npcs)
 {
@@ -437,7 +518,8 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 	g->probes = true;
 	if (!good_ptr(c->newg) || c->goid <= 0)
 		return -EINVAL;
-	find_layout(p, maps, pid, pcs, npcs);
+	if (find_layout(p, maps, pid, pcs, npcs) && !p->snap)
+		snap_take(g, maps, st, p, pid);
 	/*
 	 * the creator's stack: what is above runtime.newproc (Go 1.19's
 	 * frame-pointer chain skips newproc: above systemstack), without
@@ -508,8 +590,21 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 
 		t->goid = (int64_t)c->newg; /* the g made with that stack */
 	}
-	gent_put(g, pid, c->newg, c->goid,
-		 n || end == END_ROOT ? intern_node(g, intern_chain(g, g->tmp, n), parent, end) : 0);
+	{
+		uint32_t node = n || end == END_ROOT
+					? intern_node(g, intern_chain(g, g->tmp, n), parent, end)
+					: 0;
+		struct gent *e = gent_find(g, pid, c->newg);
+
+		if (e && e->snap && c->time < p->snap_time) {
+			/* made before the list was read: the list's entry is newer */
+			if (e->goid == c->goid)
+				e->node = node;
+		} else {
+			gent_put(g, pid, c->newg, c->goid, node);
+			gent_find(g, pid, c->newg)->snap = false;
+		}
+	}
 	if (!p->min_goid || c->goid < p->min_goid)
 		p->min_goid = c->goid;
 	g->st_created++;
@@ -575,7 +670,7 @@ static struct gent *by_stack(struct pm_gor *g, struct gproc *p, pid_t pid, uint6
 		if (!t)
 			continue;
 		cand = (uint64_t)t->goid;
-		e = gent_find(g, pid, cand);
+		e = entry_at(g, p, pid, cand, g->sample_time);
 		if (!e || pm_gor_read1(g, pid, cand, gb, p->l.g_size))
 			continue;
 		if (pm_le64(gb) <= bp && bp < pm_le64(gb + 8) && pm_le64(gb + 8) == top) {
@@ -601,14 +696,16 @@ static size_t probed_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_st
 			    struct gproc *p, pid_t pid, struct pm_gor_info *gi, uint32_t *ids,
 			    size_t n, size_t cap)
 {
-	struct gent *e = gent_find(g, pid, gi->g);
+	struct gent *e = entry_at(g, p, pid, gi->g, g->sample_time);
 	const struct chain *ch = NULL;
 	uint32_t tagv = 0;
 	int status = CH_UNKNOWN;
 	size_t nc = 0;
 	int64_t goid;
 
-	if (!e && gi->g && gi->goid > 0 && (!p->min_goid || gi->goid < p->min_goid)) {
+	/* without the runtime's list: a goroutine older than every logged one predates the probe */
+	if (!e && p->snap == -1 && gi->g && gi->goid > 0 &&
+	    (!p->min_goid || gi->goid < p->min_goid)) {
 		pre_entry(g, maps, st, pid, gi->g, gi->goid, gi->gopc, gi->parent_goid);
 		e = gent_find(g, pid, gi->g);
 	}
@@ -699,6 +796,8 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 
 	if (!find_layout(p, maps, pid, pcs, npcs))
 		return n;
+	if (g->probes && !p->snap)
+		snap_take(g, maps, st, p, pid);
 	g->st_inspect++;
 	/*
 	 * R14 is a g the creation log knows (only user goroutines are made by
@@ -802,7 +901,7 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 }
 
 size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
-		     pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
+		     pid_t tid, uint64_t time, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
 		     const uint64_t *pcs, size_t npcs, unsigned unw_status, uint64_t switch_bp,
 		     uint32_t *ids, size_t n,
 		     size_t cap)
@@ -811,6 +910,7 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 
 	g->unw_status = unw_status;
 	g->switch_bp = switch_bp;
+	g->sample_time = time;
 	n = gor_sample(g, maps, st, pid, tid, r14, sp, stack, stack_len, pcs, npcs, ids, n, cap);
 	if (g->stats)
 		g->st_ns += pm_now_ns() - t0;

@@ -68,7 +68,14 @@ struct gproc {
 	uint64_t sysstack_ret; /* ... into systemstack (Go 1.19's chain skips newproc) */
 	uint64_t goexit_ret;  /* ... and goexit's at a goroutine's root */
 	int64_t min_goid;     /* the least goid the probe saw created; 0 = none yet */
+	/*
+	 * The runtime's list of goroutines read once, when the probe is on
+	 * (snap_take): 0 not yet, 1 read at snap_time, -1 not readable
+	 */
+	int snap;
+	uint64_t snap_time;
 	struct pm_gor_layout l;
+	const struct pm_map *gomap; /* the Go binary's mapping the layout came from */
 };
 
 struct seen {
@@ -90,6 +97,12 @@ struct gent {
 	uint64_t key; /* created_key(); 0 = free */
 	int64_t goid;
 	uint32_t node; /* its creators: cnode index + 1; 0 = not known */
+	/*
+	 * from the runtime's list read at the process's snap_time, after the
+	 * probe was on: the goroutine on the g from then until the log's next
+	 * creation on it; before then, not known
+	 */
+	bool snap;
 };
 
 enum { END_PARENT, END_ROOT, END_UNKNOWN };
@@ -157,6 +170,7 @@ struct pm_gor {
 	bool probes;
 	unsigned unw_status; /* the walk of the sample being inspected (PM_UNW_*) */
 	uint64_t switch_bp;  /* ... and its BP where it switched off g0 */
+	uint64_t sample_time; /* ... and its time (the events' clock) */
 	/* stack tops: (pid, g.stack.hi) -> the g created with that stack (the probe's lo, hi) */
 	struct gent *tops;
 	size_t tops_size, tops_n;
@@ -165,7 +179,7 @@ struct pm_gor {
 	struct cnode *cnodes;
 	size_t ncnodes, capcnodes;
 	struct pm_hidx cnode_idx;
-	uint64_t st_created, st_chain[CH_NGOR], st_gunknown, st_lunknown, st_bystack;
+	uint64_t st_created, st_chain[CH_NGOR], st_gunknown, st_lunknown, st_bystack, st_snap;
 	/* one inspection's results */
 	struct pm_gor_label lab[PM_GOR_MAX_LABELS];
 	struct pm_gor_ancestor anc[PM_GOR_MAX_ANCESTORS];
@@ -183,6 +197,12 @@ static inline bool good_ptr(uint64_t p)
 
 /* Read @len bytes of @pid at @addr (batched and cached as every read); 0 when all were. */
 int pm_gor_read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t len);
+/*
+ * The g of every goroutine @pid's runtime made (runtime.allgs, dead ones
+ * too), in a new array: 0, or -ENOENT when the list cannot be found or
+ * read (p->gomap: the binary it is in).
+ */
+int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n);
 
 /* The state of @pid, added (unknown) when new. */
 struct gproc *pm_gor_proc_of(struct pm_gor *g, pid_t pid);

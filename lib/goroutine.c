@@ -22,7 +22,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "elfimg.h"
 #include "goroutine-int.h"
+#include "maps.h"
 #include "util.h"
 
 /* ---- state ---- */
@@ -327,6 +329,41 @@ static int read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t l
 int pm_gor_read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	return read1(g, pid, addr, buf, len);
+}
+
+#define ALLGS_MAX (1u << 20) /* goroutines listed at most */
+
+int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
+{
+	struct gproc *p = pm_gor_proc_of(g, pid);
+	struct pm_elf *e;
+	uint64_t at, hdr[3];
+	uint8_t *b;
+	size_t len, i;
+
+	if (!p->gomap || !p->gomap->sym || !(e = pm_elf_open(pm_sym_path(p->gomap->sym))))
+		return -ENOENT;
+	at = pm_elf_symbol_addr(e, "runtime.allgs");
+	pm_elf_free(e);
+	if (!at)
+		return -ENOENT;
+	at = (uint64_t)((int64_t)at + p->gomap->bias);
+	/* {ptr, len, cap}: a new array is made whole before it is published */
+	if (read1(g, pid, at, hdr, sizeof(hdr)) || !hdr[1] || hdr[1] > hdr[2] ||
+	    hdr[1] > ALLGS_MAX)
+		return -ENOENT;
+	len = (size_t)hdr[1];
+	b = xmalloc(len * 8);
+	if (read1(g, pid, hdr[0], b, len * 8)) {
+		free(b);
+		return -ENOENT;
+	}
+	*gs = xmalloc(len * sizeof(**gs));
+	for (i = 0; i < len; i++)
+		(*gs)[i] = pm_le64(b + 8 * i);
+	free(b);
+	*n = len;
+	return 0;
 }
 
 static uint64_t u64_at(const uint8_t *b, uint32_t off)

@@ -158,10 +158,11 @@ int pm_gor_inspect(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint64_
  * record's hook: find @pid's layout (from the first Go mapping among
  * @pcs; a pm_warn line when the version is unknown), inspect, and append
  * to @ids (n used of @cap) the creator frames and one tag frame that
- * carries the labels.  Returns the new count.
+ * carries the labels.  @time: the sample's (the events' clock).  Returns
+ * the new count.
  */
 size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
-		     pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
+		     pid_t tid, uint64_t time, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
 		     const uint64_t *pcs, size_t npcs, unsigned unw_status, uint64_t switch_bp,
 		     uint32_t *ids, size_t n,
 		     size_t cap);
@@ -188,9 +189,18 @@ struct pm_gor_creation {
 	uint64_t newg, cg; /* the new g, the creating g (m.curg) */
 	int64_t goid, cgoid;
 	uint64_t stack_hi; /* the new g's stack.hi, 0 = not known */
+	uint64_t time;     /* the record's time (the events' clock, CLOCK_MONOTONIC) */
 };
 int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 		   const struct pm_gor_creation *c, const uint64_t *pcs, size_t npcs);
+
+/*
+ * A read of 8 bytes at this address (never a target's: below any mapping)
+ * answers the events' clock now (CLOCK_MONOTONIC, ns): an opts.read
+ * callback must answer it, and a capture log it, so that a replay knows
+ * when the live run read the runtime's list of goroutines.
+ */
+#define PM_GOR_CLOCK_ADDR 8
 
 #define PM_GOR_CREATOR_UNKNOWN "[creator unknown]"
 #define PM_GOR_GOROUTINE_UNKNOWN "[goroutine unknown]"

@@ -99,7 +99,7 @@ static void cpu_sample(struct session *s, size_t ev, const struct pm_rec_sample 
 		s->res->cut++;
 	}
 	if (s->gor && (w.in.regs_valid & (1u << PM_DW_R14))) /* goroutines: creators, labels */
-		n = pm_gor_sample(s->gor, s->maps, s->stacks, w.pid, (pid_t)smp->tid,
+		n = pm_gor_sample(s->gor, s->maps, s->stacks, w.pid, (pid_t)smp->tid, smp->time,
 				  w.in.regs[PM_DW_R14], w.in.sp, w.in.stack, w.in.stack_len, s->pcs,
 				  n - nk - !(w.status & PM_UNW_COMPLETE), w.status, w.switch_bp, s->ids, n,
 				  PM_ARRAY_SIZE(s->ids));

@@ -149,6 +149,7 @@ static void creation_sample(struct session *s, size_t e, const struct pm_rec_sam
 	c.cg = raw_u64(smp->raw, 32);
 	c.cgoid = (int64_t)raw_u64(smp->raw, 40);
 	c.stack_hi = raw_u64(smp->raw, 48); /* g.stack.hi: stack is runtime.g's first field */
+	c.time = smp->time;
 	for (i = 0; i < smp->nr && n < PM_ARRAY_SIZE(pcs); i++)
 		if (smp->ips[i] < (uint64_t)PERF_CONTEXT_MAX)
 			pcs[n++] = smp->ips[i];

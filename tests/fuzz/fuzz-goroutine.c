@@ -256,12 +256,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 		 */
 		if (s[3] & 1) {
 			struct pm_gor_creation c = { r14, sp, (int64_t)le(s + 12, 4) - 8,
-						     (int64_t)(s[2]) - 2, (sp | 8191) + 1 };
+						     (int64_t)(s[2]) - 2, (sp | 8191) + 1, i };
 			uint64_t cp[4] = { 0x401000, 0x401010, sp, r14 };
 
 			pm_gor_created(g, fixture_maps(), st, PID, &c, cp, s[1] % 5);
 		}
-		n = pm_gor_sample(g, fixture_maps(), st, PID, tid, r14, sp, slen ? stack : NULL,
+		n = pm_gor_sample(g, fixture_maps(), st, PID, tid, i, r14, sp, slen ? stack : NULL,
 				  slen, pcs, 1, (unsigned)s[0] << 4, sp ^ r14, ids, 1,
 				  PM_ARRAY_SIZE(ids) - 8 * i);
 		if (n < 1 || n > PM_ARRAY_SIZE(ids) - 8 * i || ids[0] >= pm_stacks_nframes(st))
