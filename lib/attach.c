@@ -255,7 +255,8 @@ static void setup_events(struct session *s, bool enable_on_exec)
 	for (e = 0; e < s->nev; e++)
 		smp.raw = smp.raw || pm_sources[s->src[e]]->raw;
 	for (e = 0; e < s->nev; e++) {
-		if (s->cfg->kernel) /* frames: kernel stacks need the kernel's time counted */
+		/* frames: kernel stacks need the kernel's time counted; :u stays :u */
+		if (s->cfg->kernel && !s->spec[e].ukmods)
 			s->spec[e].exclude_kernel = false;
 		smp.inherit = inherits(&s->spec[e]);
 		pm_evt_attr(&s->spec[e], &smp, &s->attr[e]);
@@ -323,14 +324,62 @@ int pm_att_resolve_hardware(struct session *s)
 			e--;
 			continue;
 		}
-		if (pm_evt_parse("cpu-clock", sp, buf, sizeof(buf)) < 0)
-			return -1;
+		{ /* with the modes of the event it replaces */
+			struct pm_evt_spec was = *sp;
+
+			if (pm_evt_parse("cpu-clock", sp, buf, sizeof(buf)) < 0)
+				return -1;
+			sp->ukmods = was.ukmods;
+			sp->exclude_user = was.exclude_user;
+			if (was.exclude_kernel)
+				pm_evt_user_only(sp);
+		}
 		clock = true;
 	}
 	if (ngone)
 		pm_warn("%s %s not supported here (no hardware PMU); falling back to cpu-clock", gone,
 			ngone > 1 ? "are" : "is");
 	return 0;
+}
+
+/*
+ * The kernel's time: events given without :u/:k count it, as perf and Go's
+ * profiler do, where the kernel allows it (root, CAP_PERFMON,
+ * kernel.perf_event_paranoid <= 1).  Asked with a cpu-clock counter on
+ * pmuprof itself: where refused, those events count user mode only and
+ * one warning line says so (--kernel needs it: its open says why).
+ */
+void pm_att_resolve_kernel(struct session *s)
+{
+	struct perf_event_attr a;
+	size_t e, n = 0;
+	long level = -1;
+	int fd;
+
+	for (e = 0; e < s->nev; e++)
+		n += !s->spec[e].ukmods && !s->spec[e].exclude_kernel;
+	if (!n || s->cfg->kernel)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.disabled = 1;
+	a.exclude_hv = 1;
+	fd = pm_evt_open(&a, 0, -1, -1);
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	if (fd != -EACCES && fd != -EPERM)
+		return; /* not a question of rights: the open on the target says what */
+	for (e = 0; e < s->nev; e++)
+		if (!s->spec[e].ukmods && !s->spec[e].exclude_kernel)
+			pm_evt_user_only(&s->spec[e]);
+	pm_read_long("/proc/sys/kernel/perf_event_paranoid", &level);
+	pm_warn("the kernel's time is not counted (kernel.perf_event_paranoid=%ld): samples are "
+		"user CPU only; run as root, grant CAP_PERFMON or lower it to 1 to count it",
+		level);
 }
 
 /* Launch: every event on every CPU for @pid and, inherited, its threads. */

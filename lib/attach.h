@@ -28,6 +28,13 @@ int pm_att_check_targets(struct session *s);
  * under --strict); a precise level the PMU lacks is lowered.
  */
 int pm_att_resolve_hardware(struct session *s);
+
+/*
+ * Events without :u/:k count user mode only where the kernel refuses to
+ * count its own time for pmuprof (kernel.perf_event_paranoid >= 2, no
+ * CAP_PERFMON), with one warning line.
+ */
+void pm_att_resolve_kernel(struct session *s);
 /* Launch: every event on every CPU for @pid and, inherited, its threads; -errno. */
 int pm_att_open_events(struct session *s, pid_t pid);
 /* Attach: open on every target thread, enable them all; maps loaded. */

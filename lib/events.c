@@ -284,6 +284,28 @@ static bool core_pmu_name(const char *name)
 	       !strncmp(name, "armv8_pmuv3", 11);
 }
 
+bool pm_evt_is_clock(const struct pm_evt_spec *spec)
+{
+	return spec->type == PERF_TYPE_SOFTWARE && (spec->config == PERF_COUNT_SW_CPU_CLOCK ||
+						    spec->config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/*
+ * The sample type of a clock: Go's "cpu" where it counts user and kernel
+ * time as Go's profiler does, else says which part it counts.
+ */
+static const char *clock_type(const struct pm_evt_spec *spec)
+{
+	return spec->exclude_kernel ? "user_cpu" : spec->exclude_user ? "kernel_cpu" : "cpu";
+}
+
+void pm_evt_user_only(struct pm_evt_spec *spec)
+{
+	spec->exclude_kernel = true;
+	if (pm_evt_is_clock(spec))
+		snprintf(spec->value_type, sizeof(spec->value_type), "%s", clock_type(spec));
+}
+
 static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size_t errlen)
 {
 	const char *slash = strchr(text, '/'), *modstr = NULL;
@@ -466,15 +488,20 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 		out->exclude_user = md.k && !md.u;
 		out->exclude_kernel = md.u && !md.k;
 	} else {
-		/* No u/k: user only, as perf ends up under the default paranoid level 2. */
+		/*
+		 * No u/k: user and kernel, as perf counts them; where the kernel
+		 * refuses its part (perf_event_paranoid >= 2 without CAP_PERFMON)
+		 * the recording falls back to user mode with one warning, as perf
+		 * does (pm_evt_user_only()).  An explicit :u or :k stays as given.
+		 */
+		out->ukmods = md.u || md.k;
 		out->exclude_user = md.k && !md.u;
-		out->exclude_kernel = !md.k;
+		out->exclude_kernel = md.u && !md.k;
 	}
 	out->precise = md.precise;
 values:
-	if (out->type == PERF_TYPE_SOFTWARE && (out->config == PERF_COUNT_SW_CPU_CLOCK ||
-						out->config == PERF_COUNT_SW_TASK_CLOCK)) {
-		snprintf(out->value_type, sizeof(out->value_type), "cpu");
+	if (pm_evt_is_clock(out)) {
+		snprintf(out->value_type, sizeof(out->value_type), "%s", clock_type(out));
 		snprintf(out->value_unit, sizeof(out->value_unit), "nanoseconds");
 	} else {
 		snprintf(out->value_type, sizeof(out->value_type), "%s", out->name);

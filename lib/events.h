@@ -17,6 +17,11 @@ struct pm_evt_spec {
 	uint64_t config;
 	bool hardware;       /* needs a PMU (PERF_TYPE_HARDWARE / HW_CACHE / RAW) */
 	bool exclude_user, exclude_kernel;
+	/*
+	 * :u or :k given: the modes are the user's (no fallback to user mode,
+	 * --kernel does not widen them)
+	 */
+	bool ukmods;
 	unsigned precise;    /* :p count */
 	/* pprof value type for this event: "cpu"/"nanoseconds" for the clocks, name/"count" otherwise */
 	char value_type[64];
@@ -78,6 +83,15 @@ struct pm_evt_spec {
  * files and the uprobe binary.
  */
 int pm_evt_parse(const char *text, struct pm_evt_spec *out, char *err, size_t errlen);
+
+/* cpu-clock or task-clock: values in nanoseconds of CPU time */
+bool pm_evt_is_clock(const struct pm_evt_spec *spec);
+
+/*
+ * @spec counts user mode only (the kernel refused its part): a clock's
+ * sample type becomes "user_cpu" instead of Go's "cpu".
+ */
+void pm_evt_user_only(struct pm_evt_spec *spec);
 
 /*
  * Several events, comma-separated as perf takes them ("cycles,page-faults",

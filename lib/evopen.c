@@ -182,7 +182,7 @@ static void paranoid_hint(char *buf, size_t len, const char *what,
 		 "%s: permission denied (kernel.perf_event_paranoid=%ld); run as root, grant "
 		 "CAP_PERFMON, or lower it: sysctl kernel.perf_event_paranoid=%d%s",
 		 what, level, level > 1 ? 1 : -1,
-		 kernel && level >= 2 ? " (or drop ':k' to profile user space only)"
+		 kernel && level >= 2 ? " (or drop --kernel and ':k' to profile user space only)"
 		 : !kernel && level <= 2 ? " (or the target belongs to another user, or a "
 					   "seccomp/container policy blocks perf_event_open)"
 					 : "");

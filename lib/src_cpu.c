@@ -39,6 +39,7 @@ static int cpu_configure(struct session *s)
 /* The events parsed are the user's: the hardware ones this CPU lacks fall back. */
 static int cpu_add_events(struct session *s)
 {
+	pm_att_resolve_kernel(s); /* first: the hardware probes count what the events will */
 	if (pm_att_resolve_hardware(s))
 		return -1;
 	s->nuser = s->nev;
@@ -110,7 +111,7 @@ static void cpu_sample(struct session *s, size_t ev, const struct pm_rec_sample 
 /* One value per event: named as Go names it alone, after the event with others. */
 static void cpu_profile_head(struct session *s, struct pm_profile *p)
 {
-	bool cpu = strcmp(s->spec[0].value_unit, "nanoseconds") == 0;
+	bool cpu = strcmp(s->spec[0].value_unit, "nanoseconds") == 0; /* cpu, user_cpu */
 	char *c;
 	size_t e;
 
@@ -128,15 +129,22 @@ static void cpu_profile_head(struct session *s, struct pm_profile *p)
 	}
 	for (e = 0; e < s->nuser; e++) {
 		const struct perf_event_attr *a = &s->attr[e];
+		/* the modes counted: Go's profiler counts both */
+		const char *mode = a->exclude_kernel ? ", user mode only (user CPU: the kernel's time "
+						       "is not counted)"
+				   : a->exclude_user ? ", kernel mode only"
+						     : "";
 
 		if (a->freq)
-			c = xasprintf("pmuprof record: event %s, %" PRIu64 " Hz, stack copy %u bytes",
-				      s->spec[e].name, (uint64_t)a->sample_freq, a->sample_stack_user);
+			c = xasprintf("pmuprof record: event %s, %" PRIu64
+				      " Hz, stack copy %u bytes%s",
+				      s->spec[e].name, (uint64_t)a->sample_freq, a->sample_stack_user,
+				      mode);
 		else
 			c = xasprintf("pmuprof record: event %s, period %" PRIu64
-				      ", stack copy %u bytes",
+				      ", stack copy %u bytes%s",
 				      s->spec[e].name, (uint64_t)a->sample_period,
-				      a->sample_stack_user);
+				      a->sample_stack_user, mode);
 		pm_prof_add_comment(p, c);
 		free(c);
 	}

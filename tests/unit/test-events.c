@@ -75,12 +75,10 @@ static int t_names(void)
 		CHECK_INT(s.type, names[i].type);
 		CHECK_INT(s.config, names[i].config);
 		CHECK_INT(s.hardware, names[i].type != PERF_TYPE_SOFTWARE);
-		/* default: user space only, but for what happens only in the scheduler */
+		/* default: user and kernel, as perf (the fallback to user is the recording's) */
 		CHECK(!s.exclude_user);
-		CHECK_INT(s.exclude_kernel,
-			  !(names[i].type == PERF_TYPE_SOFTWARE &&
-			    (names[i].config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
-			     names[i].config == PERF_COUNT_SW_CPU_MIGRATIONS)));
+		CHECK(!s.exclude_kernel);
+		CHECK(!s.ukmods);
 		CHECK_INT(s.precise, 0);
 		if (names[i].type == PERF_TYPE_SOFTWARE && names[i].config <= 1) {
 			CHECK_STR(s.value_type, "cpu");
@@ -102,8 +100,8 @@ static int t_modifiers(void)
 	} mods[] = {
 		{ "cycles:u", false, true, 0 },    { "cycles:k", true, false, 0 },
 		{ "cycles:uk", false, false, 0 },  { "cycles:ku", false, false, 0 },
-		{ "cycles:p", false, true, 1 },    { "cycles:pp", false, true, 2 },
-		{ "cycles:ppp", false, true, 3 },  { "cycles:upp", false, true, 2 },
+		{ "cycles:p", false, false, 1 },   { "cycles:pp", false, false, 2 },
+		{ "cycles:ppp", false, false, 3 }, { "cycles:upp", false, true, 2 },
 		{ "cycles:pkp", true, false, 2 },  { "cpu-clock:uu", false, true, 0 },
 		{ "r3c:kpu", false, false, 1 },
 	};
@@ -118,6 +116,7 @@ static int t_modifiers(void)
 		CHECK_INT(s.exclude_user, mods[i].xu);
 		CHECK_INT(s.exclude_kernel, mods[i].xk);
 		CHECK_INT(s.precise, mods[i].p);
+		CHECK_INT(s.ukmods, mods[i].xu || mods[i].xk || strpbrk(strchr(mods[i].text, ':'), "uk") != NULL);
 		CHECK(!strchr(s.name, ':'));
 		CHECK(!strchr(s.value_type, ':'));
 	}
@@ -192,6 +191,16 @@ static int t_attr_default(void)
 	struct perf_event_attr a;
 
 	CHECK_INT(pm_evt_parse("cpu-clock", &spec, NULL, 0), 0);
+	/* the clocks' sample type says which modes they count */
+	CHECK_STR(spec.value_type, "cpu");
+	pm_evt_user_only(&spec);
+	CHECK(spec.exclude_kernel);
+	CHECK_STR(spec.value_type, "user_cpu");
+	CHECK_INT(pm_evt_parse("task-clock:u", &spec, NULL, 0), 0);
+	CHECK_STR(spec.value_type, "user_cpu");
+	CHECK_INT(pm_evt_parse("cpu-clock:k", &spec, NULL, 0), 0);
+	CHECK_STR(spec.value_type, "kernel_cpu");
+	CHECK_INT(pm_evt_parse("cpu-clock", &spec, NULL, 0), 0);
 	s.freq = 999;
 	s.stack_size = 8192;
 	s.regs_mask = 0x4001c0;
@@ -217,7 +226,7 @@ static int t_attr_default(void)
 	CHECK_INT(a.inherit, 1);
 	CHECK_INT(a.enable_on_exec, 1);
 	CHECK_INT(a.exclude_user, 0);
-	CHECK_INT(a.exclude_kernel, 1);
+	CHECK_INT(a.exclude_kernel, 0);
 	CHECK_INT(a.exclude_hv, 1);
 	CHECK_INT(a.exclude_callchain_kernel, 1);
 	CHECK_INT(a.exclude_callchain_user, 0);
@@ -571,7 +580,7 @@ static int t_pmu_terms(void)
 	CHECK_INT(s.kind, PM_EVT_PMU);
 	CHECK(s.hardware);
 	CHECK_STR(s.name, "cpu/event=0x3c,umask=0x00/");
-	CHECK(s.exclude_kernel);
+	CHECK(!s.exclude_kernel);
 	CHECK_INT(pm_evt_parse("cpu/event=0xd1,umask=0x20,edge,inv,cmask=3/u", &s, err,
 			       sizeof(err)), 0);
 	CHECK_INT(s.config, 0x03000000 | 0x800000 | 0x40000 | 0x2000 | 0xd1);
