@@ -19,8 +19,8 @@ readable() { # NAME MIN: $out must be a readable profile with at least MIN sampl
 busy='while :; do :; done'
 
 # cpu_watch PID FILE: until the child of PID (pmuprof's CMD) is gone, write
-# its user CPU seconds (utime of /proc/CHILD/stat; a zombie keeps it: an
-# event without :u/:k samples user mode only)
+# its CPU seconds (utime + stime of /proc/CHILD/stat; a zombie keeps them:
+# an event without :u/:k counts the kernel's time too)
 # to FILE every 0.1 s.  The last value is at most 0.1 s of its CPU short.
 cpu_watch() {
 	_tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
@@ -32,7 +32,7 @@ cpu_watch() {
 	done
 	echo 0 >"$2"
 	[ -n "$_c" ] || return 0
-	while _v=$(awk -v t="$_tck" '{ sub(/^.*\) /, ""); print $12 / t }' /proc/"$_c"/stat 2>/dev/null) && [ -n "$_v" ]; do
+	while _v=$(awk -v t="$_tck" '{ sub(/^.*\) /, ""); print ($12 + $13) / t }' /proc/"$_c"/stat 2>/dev/null) && [ -n "$_v" ]; do
 		echo "$_v" >"$2"
 		sleep 0.1
 	done
@@ -40,7 +40,7 @@ cpu_watch() {
 # min_samples FILE: the fewest samples a complete profile of CMD at 1000 Hz
 # (the default) can hold, from the CPU time cpu_watch saw in FILE: cpu-clock
 # samples every 1 ms of the task's CPU time; 10 % and 20 samples for the
-# clock ticks' truncation, the tick-sampled user/system split, steal time.  A profile that lost the samples
+# clock ticks' truncation and steal time.  A profile that lost the samples
 # of a stopped or killed CMD falls short of it on any machine, loaded or not.
 min_samples() { awk '{ c = $1 } END { m = 0.9 * 1000 * c - 20; printf "%d\n", (m > 1 ? m : 1) }' "$1"; }
 # bg_rec ARGS...: pmuprof record ARGS in the background, watched by cpu_watch

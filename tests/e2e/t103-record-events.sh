@@ -28,37 +28,39 @@ timed='f=$1; shift; TIMEFORMAT="%3U %3S"; { time "$@" 2>&3; } 3>&2 2>"$f"'
 have_bash=0
 command -v bash >/dev/null 2>&1 && have_bash=1
 long() { echo "$GOFIX/shares -scale $1"; } # -scale 0.1: about 0.35 s of CPU on a 2020s core
-# bounds F KIND THREADS: "LO HI", the sample counts a profile of the program
-# timed into $T/cpu can hold at F samples per second of CPU.  Events without
-# :u/:k sample user mode only, so the count is F * user CPU, less:
+# bounds F KIND THREADS MODES: "LO HI", the sample counts a profile of the
+# program timed into $T/cpu can hold at F samples per second of CPU.  MODES
+# all (no :u/:k: user and kernel time, as Go's profiler counts): F * (user +
+# system); user (:u): F * user.  Less:
 #  - each thread's unfinished period: < 1 sample per thread; THREADS that got
 #    a sample, and 8 for the few that may never reach one (GOMAXPROCS=2: at
 #    most 2 threads run Go code, plus sysmon and spare Ms);
-#  - the user/system split of getrusage, apportioned by clock ticks
-#    (>= 100 Hz): 4 sigma of the binomial error of that split, p = S/(U+S)
-#    over (U+S)*100 ticks;
+#  - user only: the user/system split of getrusage, apportioned by clock
+#    ticks (>= 100 Hz): 4 sigma of the binomial error of that split,
+#    p = S/(U+S) over (U+S)*100 ticks;
 #  - 10 % for timer expiries a loaded VM's steal time or IRQ latency
 #    collapses into one (cpu-clock's hrtimer skips overruns);
-# and at most 1.1 * F * (user + the same 4 sigma), plus bash's own start
-# (under 20 ms of CPU; `time` counts its child only) above: the 10 % for
-# steal time the hrtimer counts and getrusage does not.  KIND cycles
-# (a PMU's default): the kernel's frequency mode re-derives the period each
-# tick from the cycles counted, so the rate follows F only to within its
-# adaptation (first periods, clock-speed changes): 0.6 and 1.5 for the 10 %.
-# Off by 2x either way falls outside.
+# and at most 1.1 * F * (the same CPU time, plus the 4 sigma), plus bash's
+# own start (under 20 ms of CPU; `time` counts its child only) above: the
+# 10 % for steal time the hrtimer counts and getrusage does not.  KIND
+# cycles (a PMU's default): the kernel's frequency mode re-derives the
+# period each tick from the cycles counted, so the rate follows F only to
+# within its adaptation (first periods, clock-speed changes): 0.6 and 1.5
+# for the 10 %.  Off by 2x either way falls outside.
 bounds() {
-	awk -v f="$1" -v k="$2" -v th="$3" '{ u = $1; s = $2 } END {
-		r = u + s; p = r > 0 ? s / r : 0; sd = sqrt(p * (1 - p) * r / 100)
+	awk -v f="$1" -v k="$2" -v th="$3" -v m="${4:-all}" '{ u = $1; s = $2 } END {
+		r = u + s; p = r > 0 ? s / r : 0; sd = m == "user" ? sqrt(p * (1 - p) * r / 100) : 0
+		c = m == "user" ? u : r
 		lo = k == "cycles" ? 0.6 : 0.9; hi = k == "cycles" ? 1.5 : 1.1
-		l = lo * f * (u - 4 * sd > 0 ? u - 4 * sd : 0) - th - 8
-		printf "%d %d\n", (l > 0 ? l : 0), hi * f * (u + 4 * sd + 0.02) + th + 8 + 1 }' "$T/cpu"
+		l = lo * f * (c - 4 * sd > 0 ? c - 4 * sd : 0) - th - 8
+		printf "%d %d\n", (l > 0 ? l : 0), hi * f * (c + 4 * sd + 0.02) + th + 8 + 1 }' "$T/cpu"
 }
-# count_ok N F KIND PROFILE: N within bounds (after types PROFILE); sets $why
+# count_ok N F KIND PROFILE [MODES]: N within bounds (after types PROFILE); sets $why
 count_ok() {
 	read -r lo hi <<EOB
-$(bounds "$2" "$3" "$(threads "$4")")
+$(bounds "$2" "$3" "$(threads "$4")" "${5:-all}")
 EOB
-	why="$1 samples at $2 Hz for $(cat "$T/cpu") s of user/sys CPU (bash time), expected $lo..$hi"
+	why="$1 samples at $2 Hz for $(cat "$T/cpu") s of user/sys CPU (bash time, ${5:-all} counted), expected $lo..$hi"
 	[ "$1" -ge "$lo" ] && [ "$1" -le "$hi" ]
 }
 
@@ -125,9 +127,9 @@ if [ "$(wc -l <"$T/e")" -eq 1 ] && ! grep -q warning "$T/e"; then pass cpu-clock
 
 # event -> expected sample types; with a rate (F > 0) the count against the
 # CPU time of the same run (bounds), else at least MIN samples
-ev() { # NAME WANT-TYPES F|MIN SCALE record-args...
-	n=$1 want=$2 f=$3 sc=$4
-	shift 4
+ev() { # NAME WANT-TYPES F|MIN SCALE MODES record-args...
+	n=$1 want=$2 f=$3 sc=$4 modes=$5
+	shift 5
 	rm -f "$out" "$T/cpu"
 	if [ "$sc" = - ]; then
 		GOMAXPROCS=2 "$PMUPROF" record -q -o "$out" "$@" -- $work 2>"$T/e"
@@ -148,21 +150,22 @@ ev() { # NAME WANT-TYPES F|MIN SCALE record-args...
 		fail "$n" "sample types '$t', expected '$want'"
 	elif [ "$sc" = - ] && [ "$c" -lt "$f" ]; then
 		fail "$n" "$c samples, expected >= $f"
-	elif [ "$sc" != - ] && ! count_ok "$(taken "$out" "$T/f")" "$f" cpu-clock "$out"; then
+	elif [ "$sc" != - ] && ! count_ok "$(taken "$out" "$T/f")" "$f" cpu-clock "$out" "$modes"; then
 		fail "$n" "$why"
 	else
 		pass "$n"
 	fi
 	[ "$sc" = - ] || echo "# $n: $(taken "$out" "$T/f") samples (with lost) at $f Hz for $(cat "$T/cpu") s user/sys"
 }
-# task-clock and cpu-clock[:u] sample every 1/F s of the task's (user) CPU
-# time; -c 1000000 on them is 1 ms, i.e. F = 1000.  -F 100 over ~1 s of CPU
-# (100 samples: half that fails, which 0.1 s could not tell from noise).
-ev task-clock "samples/count cpu/nanoseconds" 1000 0.1 -e task-clock
-ev cpu-clock-u "samples/count cpu/nanoseconds" 1000 0.1 -e cpu-clock:u
-ev page-faults "samples/count page-faults/count" 1 - -e page-faults -c 1
-ev cpu-clock-period "samples/count cpu/nanoseconds" 1000 0.1 -e cpu-clock -c 1000000
-ev freq-100 "samples/count cpu/nanoseconds" 100 0.3 -e cpu-clock -F 100
+# task-clock and cpu-clock sample every 1/F s of the task's CPU time (user
+# and system; :u user only, its type user_cpu); -c 1000000 on them is 1 ms,
+# i.e. F = 1000.  -F 100 over ~1 s of CPU (100 samples: half that fails,
+# which 0.1 s could not tell from noise).
+ev task-clock "samples/count cpu/nanoseconds" 1000 0.1 all -e task-clock
+ev cpu-clock-u "samples/count user_cpu/nanoseconds" 1000 0.1 user -e cpu-clock:u
+ev page-faults "samples/count page-faults/count" 1 - all -e page-faults -c 1
+ev cpu-clock-period "samples/count cpu/nanoseconds" 1000 0.1 all -e cpu-clock -c 1000000
+ev freq-100 "samples/count cpu/nanoseconds" 100 0.3 all -e cpu-clock -F 100
 
 # -c 1000000 on cpu-clock: each sample is 1 ms of CPU, so cpu/nanoseconds = samples * 1e6
 "$PMUPROF" record -q -o "$out" -e cpu-clock -c 1000000 -- $work
@@ -170,7 +173,7 @@ gotool tool pprof -raw "$out" 2>/dev/null | awk '/^Samples:/ { s = 1; getline; n
 read -r c ns <"$T/cn"
 if [ "${c:-0}" -gt 0 ] && [ "$ns" = "$((c * 1000000))" ]; then pass period-values; else fail period-values "samples=$c cpu=$ns ns"; fi
 
-# -F 2000 gives twice the samples per user-CPU-second of -F 1000: each run's
+# -F 2000 gives twice the samples per CPU-second of -F 1000: each run's
 # rate against its own CPU time (bash time, the same run), within the bounds
 # above (~0.5 s of CPU each: 500 and 1000 samples); an -F that is ignored,
 # halved or doubled puts one of them out
@@ -182,11 +185,11 @@ if [ $have_bash -eq 1 ]; then
 		types "$T/f$f.pb.gz" >/dev/null
 		c=$(taken "$T/f$f.pb.gz" "$T/f$f")
 		count_ok "$c" $f cpu-clock "$T/f$f.pb.gz" || ok=0
-		r=$(awk -v c="$c" '{ printf "%.0f\n", ($1 > 0 ? c / $1 : 0) }' "$T/cpu")
+		r=$(awk -v c="$c" '{ printf "%.0f\n", ($1 + $2 > 0 ? c / ($1 + $2) : 0) }' "$T/cpu")
 		eval "r$f=\$r"
 		msg="$msg -F $f: $why;"
 	done
-	echo "# freq-scales: $r1000 and $r2000 samples per user-CPU-second, ratio $(awk -v a="$r1000" -v b="$r2000" 'BEGIN { printf "%.2f\n", (a > 0 ? b / a : 0) }')"
+	echo "# freq-scales: $r1000 and $r2000 samples per CPU-second, ratio $(awk -v a="$r1000" -v b="$r2000" 'BEGIN { printf "%.2f\n", (a > 0 ? b / a : 0) }')"
 	if [ $ok -eq 1 ]; then pass freq-scales; else fail freq-scales "$msg"; fi
 else
 	skip freq-scales "bash missing: no CPU time to compare the rates with"
