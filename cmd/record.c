@@ -21,6 +21,8 @@ enum { OPT_NO_DROP_PRIVILEGES = 340 }; /* privileges */
 
 enum { OPT_NO_CALLCHAIN = 360 }; /* performance */
 
+enum { OPT_ALL_FRAMES = 370 }; /* the frames Go's tracebacks hide */
+
 #define DEFAULT_CREATORS 8 /* --creators without =N */
 
 static const struct pm_opt record_opts[] = {
@@ -35,6 +37,8 @@ static const struct pm_opt record_opts[] = {
 	{ OPT_NO_CALLCHAIN, "no-callchain", NULL,
 	  "no kernel frame-pointer walk per sample (cheaper; system-stack samples lose their goroutine)" },
 	{ OPT_KERNEL, "kernel", NULL, "keep kernel frames (named from /proc/kallsyms)" },
+	{ OPT_ALL_FRAMES, "all-frames", NULL,
+	  "keep the frames Go's tracebacks hide (wrappers, runtime.deferreturn, runtime.goexit)" },
 	{ OPT_STRICT, "strict", NULL, "fail instead of falling back to cpu-clock without a PMU" },
 	{ OPT_RAW, "raw", "FILE", "also write a replayable capture (pmuprof report -i FILE)" },
 	{ OPT_CREATORS, "creators", NULL,
@@ -171,6 +175,9 @@ static int record_opt(int key, const char *arg, void *ctx)
 		break;
 	case OPT_NO_CALLCHAIN:
 		r->cfg.no_callchain = true;
+		break;
+	case OPT_ALL_FRAMES:
+		r->cfg.all_frames = true;
 		break;
 	case OPT_RAW:
 		if (!*arg || strcmp(arg, "-") == 0) {

@@ -24,6 +24,8 @@ enum { OPT_EVENT = 330 }; /* events */
 
 enum { OPT_NO_KERNEL = 340 }; /* kernel frames */
 
+enum { OPT_ALL_FRAMES = 350 }; /* the frames Go's tracebacks hide */
+
 static const struct pm_opt report_opts[] = {
 	{ 'i', "input", "FILE", "pprof file or capture to read (default pmuprof.pb.gz)" },
 	{ OPT_FOLDED, "folded", NULL, "print folded stacks for flame graphs" },
@@ -34,6 +36,8 @@ static const struct pm_opt report_opts[] = {
 	{ OPT_PPROF, "pprof", "FILE", "capture input: also write its profile as pprof to FILE" },
 	{ OPT_NO_CREATORS, "no-creators", NULL, "leave out the creator frames of goroutines" },
 	{ OPT_NO_KERNEL, "no-kernel", NULL, "fold kernel frames into the user frame that entered the kernel" },
+	{ OPT_ALL_FRAMES, "all-frames", NULL,
+	  "capture input: keep the frames Go's tracebacks hide (wrappers, runtime.goexit)" },
 	{ 'h', "help", NULL, "show this help" },
 	PM_OPT_END,
 };
@@ -53,6 +57,7 @@ struct repopts {
 	const char *pprof;
 	int no_creators;
 	int no_kernel;
+	int all_frames;
 };
 
 static int report_opt(int key, const char *arg, void *ctx)
@@ -95,6 +100,9 @@ static int report_opt(int key, const char *arg, void *ctx)
 		break;
 	case OPT_NO_KERNEL:
 		r->no_kernel = 1;
+		break;
+	case OPT_ALL_FRAMES:
+		r->all_frames = 1;
 		break;
 	case OPT_PPROF:
 		r->pprof = arg;
@@ -239,7 +247,7 @@ static int report_capture(struct repopts *r)
 	struct pm_profile *p;
 	int rc;
 
-	if (pm_record_replay(r->input, &p, &res) != PM_REC_OK) {
+	if (pm_record_replay(r->input, &p, &res, r->all_frames) != PM_REC_OK) {
 		pm_error("cannot read '%s': %s", r->input, res.msg);
 		return 1;
 	}
@@ -296,6 +304,11 @@ int cmd_report(int argc, char **argv)
 		return report_capture(&r);
 	if (r.pprof) {
 		pm_error("--pprof needs a capture of pmuprof record --raw as input");
+		return 2;
+	}
+	if (r.all_frames) {
+		pm_error("--all-frames needs a capture of pmuprof record --raw as input (a profile "
+			 "keeps the frames it was written with: record --all-frames)");
 		return 2;
 	}
 	rc = pm_pprof_read(r.input, &p, err, sizeof(err));

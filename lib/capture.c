@@ -141,7 +141,8 @@ void pm_cap_begin(struct session *s)
 
 	memset(&meta, 0, sizeof(meta));
 	meta.flags = (s->attach ? PM_DATA_ATTACH : 0) | (s->cfg->kernel ? PM_DATA_KERNEL : 0) |
-		     (s->mlog_on ? PM_DATA_MEMORY : 0);
+		     (s->mlog_on ? PM_DATA_MEMORY : 0) |
+		     (s->cfg->all_frames ? PM_DATA_ALL_FRAMES : 0);
 	meta.creators = s->cfg->creators > 0 ? (uint32_t)s->cfg->creators : 0;
 	meta.t0_wall_ns = pm_wall_ns();
 	meta.type = s->spec[0].type;
@@ -268,9 +269,10 @@ static int replay_own(struct session *s, const struct perf_event_header *h)
  * Replay: the capture's records through pm_ses_feed(), as the live session
  * fed them, then the same pm_build_profile().
  */
-int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record_result *res)
+int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record_result *res,
+		     bool all_frames)
 {
-	static const struct pm_record_cfg no_cfg;
+	struct pm_record_cfg cfg;
 	struct session s;
 	struct pm_data *d = NULL;
 	const struct pm_data_meta *meta;
@@ -284,7 +286,9 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 	*out = NULL;
 	memset(res, 0, sizeof(*res));
 	memset(&s, 0, sizeof(s));
-	s.cfg = &no_cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.all_frames = all_frames;
+	s.cfg = &cfg;
 	s.res = res;
 	s.replay = true;
 	err[0] = '\0';
@@ -327,6 +331,7 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 	s.spec[0].type = meta->type;
 	s.spec[0].config = meta->config;
 	s.attach = meta->flags & PM_DATA_ATTACH;
+	cfg.all_frames = cfg.all_frames || (meta->flags & PM_DATA_ALL_FRAMES);
 	res->threads = meta->threads;
 	res->events = meta->events;
 	res->attach_ms = (double)meta->attach_us / 1000.0;

@@ -66,6 +66,7 @@ enum pm_data_meta_flags {
 	 * (unwinding across stack switches, goroutines): replay reads it there
 	 */
 	PM_DATA_MEMORY = 1 << 2,
+	PM_DATA_ALL_FRAMES = 1 << 3, /* --all-frames: the profile keeps what Go's tracebacks hide */
 };
 
 /*

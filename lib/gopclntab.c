@@ -69,6 +69,13 @@ struct pm_go {
 	uint64_t moduledata; /* vaddr, 0 when not found */
 	uint64_t gofunc;     /* vaddr of go:func.* (1.18+), 0 when unknown */
 	int inl_funcdata;    /* FUNCDATA index of the inline tree, -1: do not expand */
+	/*
+	 * funcIDs as this binary numbers them (the enum changes between Go
+	 * versions): of runtime.deferreturn (every version marks it as a
+	 * wrapper, the value every compiler-made wrapper carries), of
+	 * runtime.gopanic, sigpanic and panicwrap; 0 when unknown
+	 */
+	uint8_t fid_wrapper, fid_panic[3];
 
 	/* Checkpoints into long pcvalue programs, per program kind (enum pc_kind). */
 	struct pc_ck *ck;
@@ -607,6 +614,8 @@ static int scan_segments(struct pm_go *go)
 	return saw_magic ? -EINVAL : -ENOENT;
 }
 
+static void find_funcids(struct pm_go *go);
+
 int pm_go_open(struct pm_go **out, const struct pm_elf *e)
 {
 	struct pm_go *go = xcalloc(1, sizeof(*go));
@@ -638,6 +647,7 @@ int pm_go_open(struct pm_go **out, const struct pm_elf *e)
 	if (!find_buildinfo(go))
 		find_version_string(go);
 	go->inl_funcdata = FUNCDATA_INLTREE;
+	find_funcids(go);
 	if (go->magic == MAGIC_12) {
 		/*
 		 * Go 1.12-1.15 had FUNCDATA_RegPointerMaps at 2, which moved the
@@ -744,6 +754,32 @@ static const char *str_at(const struct pm_go *go, size_t base, size_t end, uint6
 static const char *name_at(const struct pm_go *go, uint32_t off)
 {
 	return str_at(go, go->name_off, go->name_end, off);
+}
+
+/*
+ * The funcIDs that say what Go's tracebacks hide, read off the functions
+ * that carry them (only the few with a funcID are named).
+ */
+static void find_funcids(struct pm_go *go)
+{
+	static const char *const panics[] = { "runtime.gopanic", "runtime.sigpanic",
+					      "runtime.panicwrap" };
+
+	for (size_t i = 0; i < go->nfunc; i++) {
+		const uint8_t *f = func_rec(go, (long)i);
+		const char *name;
+
+		if (!f || !f[go->ftail])
+			continue;
+		name = name_at(go, func_field(go, f, F_NAME));
+		if (!name)
+			continue;
+		if (!strcmp(name, "runtime.deferreturn"))
+			go->fid_wrapper = f[go->ftail];
+		for (size_t k = 0; k < PM_ARRAY_SIZE(panics); k++)
+			if (!strcmp(name, panics[k]))
+				go->fid_panic[k] = f[go->ftail];
+	}
 }
 
 uint64_t pm_go_func_entry(const struct pm_go *go, long idx)
@@ -1032,6 +1068,21 @@ static void pcvalue_multi(const struct pm_go *go, enum pc_kind kind, long idx, u
 	}
 }
 
+/* What Go's tracebacks make of a frame of function @name with funcID @fid. */
+static unsigned frame_kind(const struct pm_go *go, uint8_t fid, const char *name)
+{
+	unsigned k = 0;
+
+	if (fid && fid == go->fid_wrapper)
+		k |= PM_GO_WRAPPER;
+	for (size_t i = 0; i < PM_ARRAY_SIZE(go->fid_panic); i++)
+		if (fid && fid == go->fid_panic[i])
+			k |= PM_GO_PANIC;
+	if (!strcmp(name, "runtime.goexit"))
+		k |= PM_GO_GOEXIT;
+	return k;
+}
+
 size_t pm_go_frames(const struct pm_go *go, uint64_t pc, struct pm_go_frame *out, size_t max)
 {
 	long idx = pm_go_find(go, pc);
@@ -1080,6 +1131,9 @@ size_t pm_go_frames(const struct pm_go *go, uint64_t pc, struct pm_go_frame *out
 			out[n].func = name_at(go, nameoff);
 			if (!out[n].func)
 				break;
+			/* the entry's funcID: 1.16+ (older entries may not have it) */
+			out[n].kind = go->magic == MAGIC_12 ? 0
+				      : frame_kind(go, ent[go->magic == MAGIC_120 ? 0 : 2], out[n].func);
 			out[n].start_line = sl > 0 ? sl : 0;
 			pcs[n++] = pc;
 			npc = entry + (uint64_t)(int64_t)parentpc;
@@ -1089,6 +1143,7 @@ size_t pm_go_frames(const struct pm_go *go, uint64_t pc, struct pm_go_frame *out
 		}
 	}
 	out[n].func = name;
+	out[n].kind = frame_kind(go, f[go->ftail], name);
 	out[n].start_line = 0;
 	if (go->magic == MAGIC_120) {
 		int32_t sl = (int32_t)func_field(go, f, F_STARTLINE);

@@ -23,6 +23,21 @@ struct pm_go_frame {
 	const char *file;
 	int32_t line;
 	int32_t start_line; /* 0 when the format does not record it (< 1.20) */
+	unsigned kind;      /* enum pm_go_frame_kind */
+};
+
+/*
+ * What Go's own tracebacks (and so runtime/pprof) make of a frame
+ * (runtime/traceback.go, tracebackPCs and elideWrapperCalling): they leave
+ * out wrappers (the compiler's wrappers of go and defer statements and
+ * method values, runtime.deferreturn: the funcID of runtime.deferreturn in
+ * this binary), except one that called gopanic, sigpanic or panicwrap;
+ * runtime/pprof leaves out runtime.goexit.
+ */
+enum pm_go_frame_kind {
+	PM_GO_WRAPPER = 1 << 0, /* hidden, unless its callee is PM_GO_PANIC */
+	PM_GO_PANIC = 1 << 1,   /* runtime.gopanic, sigpanic, panicwrap */
+	PM_GO_GOEXIT = 1 << 2,  /* runtime.goexit: hidden */
 };
 
 /* _func flag bits (Go 1.17+) */

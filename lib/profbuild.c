@@ -16,6 +16,7 @@
 #include "maps.h"
 #include "profile.h"
 #include "source.h"
+#include "gopclntab.h"
 #include "symtab.h"
 
 #define MAX_FRAMES_SYM 64
@@ -58,12 +59,49 @@ static uint64_t kernel_loc(struct pm_profile *p, const struct pm_stack_frame *f,
 	return pm_prof_loc(p, k->map, f->addr, &line, 1);
 }
 
+/*
+ * The frames Go's tracebacks hide, hidden as runtime/pprof hides them
+ * (gopclntab.h, enum pm_go_frame_kind), unless --all-frames: a wrapper
+ * (line by line: one may be inlined) unless its callee is gopanic, sigpanic
+ * or panicwrap; runtime.goexit.  A frame whose lines go in part gets a
+ * location of its own lines left (@hid[0]; @hid[1] the one kept under a
+ * panic where its innermost line is a wrapper); 0 where none is left.
+ */
+struct hide {
+	uint64_t loc[2]; /* callee not a panic, a panic */
+	bool panic;      /* the physical function is gopanic, sigpanic or panicwrap */
+	bool differs;    /* loc[] is not the frame's own location */
+};
+
+static uint64_t hidden_loc(struct pm_profile *p, uint64_t mid, uint64_t full,
+			   const struct pm_frame *fr, const struct pm_prof_line *lines, size_t nf,
+			   bool callee_panic, bool *differs)
+{
+	struct pm_prof_line keep[MAX_FRAMES_SYM];
+	size_t k, n = 0;
+
+	for (k = 0; k < nf; k++) {
+		/* the callee of line k: the line before it, or the frame below */
+		bool cp = k ? (fr[k - 1].kind & PM_GO_PANIC) != 0 : callee_panic;
+
+		if ((fr[k].kind & PM_GO_GOEXIT) || ((fr[k].kind & PM_GO_WRAPPER) && !cp))
+			continue;
+		keep[n++] = lines[k];
+	}
+	if (n == nf)
+		return full;
+	*differs = true;
+	/* by its lines, not its address: the frame's own location has that address */
+	return n ? pm_prof_loc(p, mid, 0, keep, n) : 0;
+}
+
 /* Symbolize every distinct frame once and build the pprof profile. */
 struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_t dur)
 {
 	struct pm_profile *p = pm_prof_new();
 	size_t nframes = pm_stacks_nframes(s->stacks), nmaps = pm_maps_count(s->maps), i;
 	uint64_t *loc_of = xcalloc(nframes, sizeof(*loc_of));
+	struct hide *hid = s->cfg->all_frames ? NULL : xcalloc(nframes ? nframes : 1, sizeof(*hid));
 	uint64_t *map_of = xcalloc(nmaps ? nmaps : 1, sizeof(*map_of));
 	bool *map_unresolved = xcalloc(nmaps ? nmaps : 1, sizeof(bool));
 	/* as many as a stack can hold: user + kernel frames, cut marker, creators, tag */
@@ -155,6 +193,13 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 			lines[k].line = fr[k].line;
 		}
 		loc_of[i] = pm_prof_loc(p, mid, f->addr, lines, nf);
+		if (hid && nf) {
+			hid[i].panic = (fr[nf - 1].kind & PM_GO_PANIC) != 0;
+			hid[i].loc[0] = hidden_loc(p, mid, loc_of[i], fr, lines, nf, false,
+						   &hid[i].differs);
+			hid[i].loc[1] = hidden_loc(p, mid, loc_of[i], fr, lines, nf, true,
+						   &hid[i].differs);
+		}
 	}
 	for (i = 0; i < nmaps; i++) {
 		const struct pm_map *m = pm_maps_at(s->maps, (uint32_t)i);
@@ -181,13 +226,29 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 		if (s->gor) /* goroutines: the labels of the root tag frame */
 			nlab += pm_gor_labels(s->gor, s->stacks, ids, &n, lab + 2,
 					      PM_ARRAY_SIZE(lab) - 3);
-		for (k = 0; k < n; k++)
-			locs[k] = loc_of[ids[k]];
+		if (!hid) {
+			for (k = 0; k < n; k++)
+				locs[k] = loc_of[ids[k]];
+		} else { /* leaf first: each frame's callee is the one before it */
+			size_t nl = 0;
+			bool callee_panic = false;
+
+			for (k = 0; k < n; k++) {
+				const struct hide *h = &hid[ids[k]];
+				uint64_t l = h->differs ? h->loc[callee_panic] : loc_of[ids[k]];
+
+				if (l)
+					locs[nl++] = l;
+				callee_panic = h->panic;
+			}
+			n = nl;
+		}
 		for (e = 0; e < pm_nsources; e++) /* each source's samples of the stack */
 			if (pm_sources[e]->profile_stack)
 				pm_sources[e]->profile_stack(s, p, locs, n, v + s->val_off[e], lab, nlab);
 	}
 	free(locs);
+	free(hid);
 	free(loc_of);
 	free(map_of);
 	free(map_unresolved);

@@ -44,6 +44,11 @@ struct pm_record_cfg {
 	bool progress;               /* a live progress line on stderr */
 	bool kernel;                 /* keep the kernel part of the callchain (--kernel) */
 	/*
+	 * --all-frames: the profile keeps the frames Go's tracebacks hide
+	 * (wrappers, runtime.deferreturn, runtime.goexit: profbuild.c)
+	 */
+	bool all_frames;
+	/*
 	 * --no-callchain: samples carry no kernel frame-pointer walk of the
 	 * user stack, only the copy (read on from the target past its end).
 	 * Cheaper for the target (attach.c, sampling_of()), but a sample on
@@ -109,9 +114,12 @@ struct pm_profile;
  * gets one pm_warn() and its frames stay unnamed (module+offset).  The
  * target's memory is not read (cgo frames as when it had exited), and
  * kernel frames are named from this machine's /proc/kallsyms.  A truncated
- * capture is processed as far as it goes, with one pm_warn().  Returns
- * res->err; on an error res->msg has one line ("corrupt capture: ...").
+ * capture is processed as far as it goes, with one pm_warn().  The frames
+ * Go's tracebacks hide are hidden unless @all_frames or the recording had
+ * --all-frames.  Returns res->err; on an error res->msg has one line
+ * ("corrupt capture: ...").
  */
-int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record_result *res);
+int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record_result *res,
+		     bool all_frames);
 
 #endif

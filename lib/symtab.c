@@ -853,6 +853,7 @@ static size_t dwarf_frames(const struct pm_sym *s, uint64_t pc, struct pm_frame 
 		out[n].file = file ? file : "";
 		out[n].line = line;
 		out[n].start_line = decl;
+		out[n].kind = 0;
 		n++;
 		if (tag == DW_TAG_subprogram)
 			break;
@@ -886,6 +887,7 @@ size_t pm_sym_frames(const struct pm_sym *s, uint64_t pc, struct pm_frame *out, 
 				out[i].file = buf[i].file ? buf[i].file : "";
 				out[i].line = buf[i].line;
 				out[i].start_line = buf[i].start_line;
+				out[i].kind = buf[i].kind;
 			}
 			return n;
 		}
@@ -903,5 +905,6 @@ size_t pm_sym_frames(const struct pm_sym *s, uint64_t pc, struct pm_frame *out, 
 	out[0].file = "";
 	out[0].line = 0;
 	out[0].start_line = 0;
+	out[0].kind = 0;
 	return 1;
 }

@@ -21,6 +21,7 @@ struct pm_frame {
 	const char *file;   /* "" when unknown */
 	int32_t line;       /* 0 when unknown */
 	int32_t start_line; /* 0 when unknown */
+	unsigned kind;      /* Go: enum pm_go_frame_kind (gopclntab.h), what tracebacks hide */
 };
 
 /* Open @path.  NULL with errno set on failure. */

@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 	if (len && write(fd, buf, len) != (ssize_t)len)
 		abort();
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (pm_record_replay(path, &p, &res) == PM_REC_OK) {
+	if (pm_record_replay(path, &p, &res, false) == PM_REC_OK) {
 		if (!p)
 			abort();
 		check_profile(p);

@@ -70,7 +70,7 @@ static int replay_counting(const char *path, const char *errpath, int *lines,
 		return -1;
 	fflush(stderr);
 	dup2(fd, 2);
-	rc = pm_record_replay(path, p, res);
+	rc = pm_record_replay(path, p, res, false);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
