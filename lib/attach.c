@@ -62,6 +62,7 @@ struct pm_att {
 	int64_t threads_live;
 	uint64_t dups;
 	int fail_ev;              /* the event whose open failed */
+	long refused;             /* the kernel's time refused: paranoid level (-1 unknown), 0 not */
 	bool err_set;             /* the error is in s->res already */
 };
 
@@ -79,6 +80,17 @@ void pm_att_free(struct pm_att *a)
 	pm_idtab_free(&a->id_owner);
 	pm_idtab_free(&a->chosen);
 	free(a);
+}
+
+/* The warning of pm_att_resolve_kernel(), once the events are open (a failed open is one line). */
+static void warn_refused(struct session *s)
+{
+	if (!s->att->refused)
+		return;
+	pm_warn("the kernel's time is not counted (kernel.perf_event_paranoid=%ld): samples are "
+		"user CPU only; run as root, grant CAP_PERFMON or lower it to 1 to count it",
+		s->att->refused);
+	s->att->refused = 0;
 }
 
 /* "0-3,5" -> list of CPU numbers. */
@@ -356,6 +368,7 @@ void pm_att_resolve_kernel(struct session *s)
 	long level = -1;
 	int fd;
 
+	s->att->refused = 0;
 	for (e = 0; e < s->nev; e++)
 		n += !s->spec[e].ukmods && !s->spec[e].exclude_kernel;
 	if (!n || s->cfg->kernel)
@@ -377,10 +390,9 @@ void pm_att_resolve_kernel(struct session *s)
 		if (!s->spec[e].ukmods && !s->spec[e].exclude_kernel)
 			pm_evt_user_only(&s->spec[e]);
 	pm_read_long("/proc/sys/kernel/perf_event_paranoid", &level);
-	pm_warn("the kernel's time is not counted (kernel.perf_event_paranoid=%ld): samples are "
-		"user CPU only; run as root, grant CAP_PERFMON or lower it to 1 to count it",
-		level);
+	s->att->refused = level;
 }
+
 
 /* Launch: every event on every CPU for @pid and, inherited, its threads. */
 int pm_att_open_events(struct session *s, pid_t pid)
@@ -402,6 +414,7 @@ int pm_att_open_events(struct session *s, pid_t pid)
 	}
 	pm_ses_layout(s);
 	s->att->threads_live = 1; /* the command, once started */
+	warn_refused(s);
 	return 0;
 }
 
@@ -628,6 +641,7 @@ int pm_att_attach_all(struct session *s)
 	 */
 	for (i = 0; i < s->att->nprocs; i++)
 		pm_cap_check(s, pm_reg_load_maps(s->reg, s->att->procs[i].pid, s->cap));
+	warn_refused(s);
 	return 0;
 }
 

@@ -80,7 +80,7 @@ can_perf() { "$PMUPROF" record -e cpu-clock -o "$T/probe.pb.gz" -- /bin/true >/d
 #   folded_total FILE         sum of the counts of folded stacks in FILE
 #   leaf_names FILE PCT       sorted leaf function names with a self share above PCT %
 #   complete_pct FILE         % (by count) of folded stacks rooted in runtime.goexit
-#                             or holding a main.main frame
+#                             or holding a main.main frame (record --all-frames)
 #   resolved_pct FILE         % of all frames (weighted by count) that are symbol
 #                             names, not addresses (0x..., module+0x...) or [markers]
 #   table_rows FILE           the function rows of a `pmuprof report` table (no headers)
@@ -192,11 +192,13 @@ wait_bounded() {
 }
 
 # rec NAME ARGS...: pmuprof record (cpu-clock at $REC_HZ, default 1000) into
-# $T/NAME.{pb.gz,folded}; the folded file is empty when recording fails
+# $T/NAME.{pb.gz,folded}; the folded file is empty when recording fails.
+# With --all-frames: the unwinder's tests know a complete stack by its root,
+# runtime.goexit, which the default hides as runtime/pprof does.
 rec() {
 	_r=$1
 	shift
-	if "$PMUPROF" record -q -e cpu-clock -F "${REC_HZ:-1000}" -o "$T/$_r.pb.gz" "$@" >/dev/null 2>"$T/$_r.err"; then
+	if "$PMUPROF" record --all-frames -q -e cpu-clock -F "${REC_HZ:-1000}" -o "$T/$_r.pb.gz" "$@" >/dev/null 2>"$T/$_r.err"; then
 		"$PMUPROF" report -i "$T/$_r.pb.gz" --folded >"$T/$_r.folded"
 	else
 		: >"$T/$_r.folded"

@@ -81,10 +81,10 @@ for b in $builds; do
 	p=$T/$b.pb.gz
 	if [ $perf_ok -eq 1 ]; then
 		perf record -q -g -e cpu-clock:u -F 2000 -o "$T/$b.perf" -- \
-			"$PMUPROF" record -e cpu-clock -F 2000 -o "$p" -- "$bin" 2>"$T/$b.err"
+			"$PMUPROF" record --all-frames -e cpu-clock -F 2000 -o "$p" -- "$bin" 2>"$T/$b.err"
 		rc=$?
 	else
-		"$PMUPROF" record -e cpu-clock -F 2000 -o "$p" -- "$bin" 2>"$T/$b.err"
+		"$PMUPROF" record --all-frames -e cpu-clock -F 2000 -o "$p" -- "$bin" 2>"$T/$b.err"
 		rc=$?
 	fi
 	if [ $rc -ne 0 ]; then

@@ -21,7 +21,7 @@ if command -v bash >/dev/null 2>&1; then
 else
 	set --
 fi
-"$PMUPROF" record -e cpu-clock -F 2000 -o "$p" -- "$@" "$esb" --bundle --minify --log-level=warning \
+"$PMUPROF" record --all-frames -e cpu-clock -F 2000 -o "$p" -- "$@" "$esb" --bundle --minify --log-level=warning \
 	--outfile="$T/out.js" "$T/src/index.js" 2>"$T/e"
 rc=$?
 if [ $rc -eq 0 ]; then pass record; else fail record "exit $rc: $(head -2 "$T/e" | tr '\n' '|')"; fi

@@ -63,7 +63,7 @@ tol() {
 }
 
 p=$T/demo.pb.gz
-"$PMUPROF" record -e cpu-clock -o "$p" -- "$GOFIX/demo" -duration 1s 2>"$T/e"
+"$PMUPROF" record --all-frames -e cpu-clock -o "$p" -- "$GOFIX/demo" -duration 1s 2>"$T/e"
 rc=$?
 if [ $rc -eq 0 ]; then pass record; else fail record "exit $rc: $(head -2 "$T/e" | tr '\n' '|')"; fi
 "$PMUPROF" report -i "$p" --folded >"$T/f"
@@ -87,7 +87,7 @@ if awk -v c="$c" 'BEGIN { exit !(c >= 50) }'; then pass worker-stacks; else fail
 # --stack-size extremes on the known-answer fixture (0: kernel callchain only)
 for ss in 0 65528; do
 	q=$T/ss$ss.pb.gz
-	if ! PERF_HZ=2000 under_perf ss$ss "$PMUPROF" record -q -e cpu-clock -F 2000 --stack-size $ss -o "$q" -- "$GOFIX/shares" -scale 0.25 2>"$T/e"; then
+	if ! PERF_HZ=2000 under_perf ss$ss "$PMUPROF" record --all-frames -q -e cpu-clock -F 2000 --stack-size $ss -o "$q" -- "$GOFIX/shares" -scale 0.25 2>"$T/e"; then
 		fail "stack-size-$ss" "record failed: $(head -1 "$T/e")"
 		continue
 	fi

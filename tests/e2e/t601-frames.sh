@@ -67,7 +67,7 @@ for b in inline inline-l; do
 	[ $b = inline-l ] && bin=$T/inline-l
 	if [ $perf_ok = 1 ]; then
 		perf record -q -e cpu-clock:u -F "${REC_HZ:-1000}" -o "$T/$b.perf" -- \
-			"$PMUPROF" record -q -e cpu-clock -F "${REC_HZ:-1000}" -o "$T/$b.pb.gz" -- "$bin" -scale 0.5 >/dev/null 2>"$T/$b.err"
+			"$PMUPROF" record --all-frames -q -e cpu-clock -F "${REC_HZ:-1000}" -o "$T/$b.pb.gz" -- "$bin" -scale 0.5 >/dev/null 2>"$T/$b.err"
 		"$PMUPROF" report -i "$T/$b.pb.gz" --folded >"$T/$b.folded" 2>/dev/null || : >"$T/$b.folded"
 	else
 		rec "$b" -- "$bin" -scale 0.5

@@ -94,7 +94,7 @@ if [ "$more" -gt 0 ] && [ $((tr * 100)) -le $((tot * 2)) ]; then pass sysstack-t
 # ---- a C signal handler: handler_burn goes on into main.spin
 # (the fixture prints the CPU time its handler ran: the truth for the count)
 # (rec's record, with the fixture's output kept)
-"$PMUPROF" record -q -e cpu-clock -F "$REC_HZ" -o "$T/csig.pb.gz" -- "$GOFIX/cgosig" -duration 2s >"$T/csig.out" 2>"$T/csig.err" &&
+"$PMUPROF" record --all-frames -q -e cpu-clock -F "$REC_HZ" -o "$T/csig.pb.gz" -- "$GOFIX/cgosig" -duration 2s >"$T/csig.out" 2>"$T/csig.err" &&
 	"$PMUPROF" report -i "$T/csig.pb.gz" --folded >"$T/csig.folded" || { : >"$T/csig.folded"; sed 's/^/    /' "$T/csig.err" | head -3; }
 tot=$(folded_total "$T/csig.folded")
 h=$(count "$T/csig.folded" 'handler_burn$')

@@ -52,7 +52,7 @@ attach() {
 	apid=$!
 	sleep 1
 	kill -USR1 $apid
-	"$PMUPROF" record -e cpu-clock -F 1000 "$ac" -p $apid --duration "$as" -o "$T/$an.pb.gz" 2>"$T/$an.err"
+	"$PMUPROF" record --all-frames -e cpu-clock -F 1000 "$ac" -p $apid --duration "$as" -o "$T/$an.pb.gz" 2>"$T/$an.err"
 	kill -USR1 $apid
 	# the second truth line before the end (bounded: 5 s)
 	_w=0
@@ -63,7 +63,7 @@ attach() {
 }
 
 # ---- launch, --creators ----
-"$PMUPROF" record -q -e cpu-clock -F 1000 --creators -o "$T/c.pb.gz" -- "$fx" -truth -duration 3s >"$T/c.out" 2>"$T/c.err"
+"$PMUPROF" record --all-frames -q -e cpu-clock -F 1000 --creators -o "$T/c.pb.gz" -- "$fx" -truth -duration 3s >"$T/c.out" 2>"$T/c.err"
 "$PMUPROF" report -i "$T/c.pb.gz" --folded >"$T/c.folded"
 set -- $(work_split "$T/c.folded" main.httpListener main.grpcListener) $(truth "$T/c.out" http grpc)
 ck_want=$4 ck_n=$3
@@ -94,7 +94,7 @@ else
 fi
 
 # ---- --creators=1: one level (the go statement) ----
-"$PMUPROF" record -q -e cpu-clock -F 1000 --creators=1 -o "$T/d.pb.gz" -- "$fx" -duration 1s -ids >"$T/ids" 2>"$T/d.err"
+"$PMUPROF" record --all-frames -q -e cpu-clock -F 1000 --creators=1 -o "$T/d.pb.gz" -- "$fx" -duration 1s -ids >"$T/ids" 2>"$T/d.err"
 "$PMUPROF" report -i "$T/d.pb.gz" --folded >"$T/d.folded"
 if grep -Eq '^main\.spawn \[creator\];runtime\.goexit;main\.spawn\.func1;main\.handle\.func1;main\.work [0-9]+$' "$T/d.folded" &&
 	! grep -q 'Listener \[creator\]' "$T/d.folded"; then
@@ -114,7 +114,7 @@ else
 fi
 
 # ---- one helper for everything, three call sites 1:2:3 ----
-"$PMUPROF" record -q -e cpu-clock -F 1000 --creators -o "$T/h.pb.gz" -- "$fx" -truth -helper -duration 3s >"$T/h.out" 2>"$T/h.err"
+"$PMUPROF" record --all-frames -q -e cpu-clock -F 1000 --creators -o "$T/h.pb.gz" -- "$fx" -truth -helper -duration 3s >"$T/h.out" 2>"$T/h.err"
 "$PMUPROF" report -i "$T/h.pb.gz" --folded >"$T/h.folded"
 # near3 NAME: the three site shares of $1..$3 ($4 samples) against the truth $5..$7
 near3() {
@@ -168,7 +168,7 @@ fi
 # ---- an unknown Go version: one warning, a correct profile without goroutines ----
 python3 -c 'import sys; b = open(sys.argv[1], "rb").read(); open(sys.argv[2], "wb").write(b.replace(b"go1.19", b"go1.09"))' \
 	"$GOFIX/creators-stripped" "$T/oldgo" && chmod +x "$T/oldgo"
-"$PMUPROF" record -q -e cpu-clock -F 1000 -o "$T/u.pb.gz" -- "$T/oldgo" -duration 1s >/dev/null 2>"$T/u.err"
+"$PMUPROF" record --all-frames -q -e cpu-clock -F 1000 -o "$T/u.pb.gz" -- "$T/oldgo" -duration 1s >/dev/null 2>"$T/u.err"
 "$PMUPROF" report -i "$T/u.pb.gz" --folded >"$T/u.folded"
 w=$(grep -c 'goroutine ids, labels and creators are off' "$T/u.err")
 s=$(share "$T/u.folded" main.work)

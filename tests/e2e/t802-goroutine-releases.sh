@@ -20,7 +20,7 @@ need_cmd go "$GO"
 goroutines() {
 	gn=$1 gmin=$2 gcre=$3
 	shift 3
-	PMUPROF_GOR_STATS=1 "$PMUPROF" record -e cpu-clock -F 2000 --creators=1 -o "$T/$gn.pb.gz" -- "$@" \
+	PMUPROF_GOR_STATS=1 "$PMUPROF" record --all-frames -e cpu-clock -F 2000 --creators=1 -o "$T/$gn.pb.gz" -- "$@" \
 		>"$T/$gn.out" 2>"$T/$gn.err"
 	grc=$?
 	"$PMUPROF" report -i "$T/$gn.pb.gz" --folded >"$T/$gn.folded"

@@ -73,7 +73,7 @@ judge() {
 launch() { # NAME FIXTURE ARGS...
 	n=$1 fx=$2
 	shift 2
-	"$PMUPROF" record -q -e cpu-clock -F 4000 --creators -o "$T/$n.pb.gz" -- "$fx" "$@" >"$T/$n.out" 2>"$T/$n.err"
+	"$PMUPROF" record --all-frames -q -e cpu-clock -F 4000 --creators -o "$T/$n.pb.gz" -- "$fx" "$@" >"$T/$n.out" 2>"$T/$n.err"
 	"$PMUPROF" report -i "$T/$n.pb.gz" --folded >"$T/$n.folded"
 }
 attach() { # NAME FIXTURE SECS ARGS...
@@ -82,7 +82,7 @@ attach() { # NAME FIXTURE SECS ARGS...
 	"$fx" "$@" >"$T/$n.out" 2>&1 &
 	p=$!
 	sleep 0.3
-	"$PMUPROF" record -e cpu-clock -F 4000 --creators -p $p --duration "$secs" -o "$T/$n.pb.gz" 2>"$T/$n.err"
+	"$PMUPROF" record --all-frames -e cpu-clock -F 4000 --creators -p $p --duration "$secs" -o "$T/$n.pb.gz" 2>"$T/$n.err"
 	wait $p
 	"$PMUPROF" report -i "$T/$n.pb.gz" --folded >"$T/$n.folded"
 }

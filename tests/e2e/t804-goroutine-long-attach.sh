@@ -14,7 +14,7 @@ need_tracefs
 "$F126" -shape stress -work 20000 -rate 5000 -phase 10s -duration 61s >"$T/out" 2>&1 &
 p=$!
 sleep 0.5
-"$PMUPROF" record -e cpu-clock -F 997 --creators -p $p --duration 60 -o "$T/l.pb.gz" 2>"$T/err"
+"$PMUPROF" record --all-frames -e cpu-clock -F 997 --creators -p $p --duration 60 -o "$T/l.pb.gz" 2>"$T/err"
 wait $p
 "$PMUPROF" report -i "$T/l.pb.gz" --folded >"$T/l.folded"
 set -- $(awk '/main\.burnFirst/ { f += $NF; if (/main\.listener[AB] \[creator\]/ && !/\[creator unknown\]/) fc += $NF }
