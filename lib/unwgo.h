@@ -76,6 +76,12 @@ struct walk {
 	struct regs rs;
 	uint64_t g;       /* 0 = unknown */
 	unsigned nswitch; /* stacks crossed */
+	/*
+	 * of them, returns out of the vDSO's g0 by time.now/nanotime1's R12:
+	 * frames of the thread at the sample, which the kernel's callchain
+	 * holds too
+	 */
+	unsigned nvdso;
 	unsigned nextend; /* reads of the stack past the copy */
 	size_t ext_at;    /* pcs[ext_at..] came from such a read (0: none) */
 	unsigned ext_status; /* *status before it */

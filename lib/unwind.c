@@ -465,6 +465,7 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 			 * switch (its caller from R12)
 			 */
 			w.nswitch++;
+			w.nvdso++;
 			*status |= PM_UNW_SWITCHED;
 			if (n >= max) {
 				*status |= PM_UNW_MAX;
@@ -547,9 +548,12 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 					*status |= PM_UNW_COMPLETE;
 					break;
 				}
-				if (rc <= 0 && !w.nswitch && !(f.flags & PM_UNW_F_MCALL) &&
+				if (rc <= 0 && w.nswitch == w.nvdso && !(f.flags & PM_UNW_F_MCALL) &&
 				    w.cur.read_mem && in->go) {
-					/* curg.sched has moved on: the kernel's chain has not */
+					/*
+					 * curg.sched has moved on: the kernel's chain has not
+					 * (out of the vDSO too: time.now on the system stack)
+					 */
 					size_t m = pm_unw_chain_cross(u, &w, in, &f, pcs, n, max, status);
 
 					if (m) {

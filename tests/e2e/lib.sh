@@ -80,7 +80,9 @@ can_perf() { "$PMUPROF" record -e cpu-clock -o "$T/probe.pb.gz" -- /bin/true >/d
 #   folded_total FILE         sum of the counts of folded stacks in FILE
 #   leaf_names FILE PCT       sorted leaf function names with a self share above PCT %
 #   complete_pct FILE         % (by count) of folded stacks rooted in runtime.goexit
-#                             or holding a main.main frame (record --all-frames)
+#                             (record --all-frames) or runtime.mstart (an M's own
+#                             stack: sysmon's syscalls, now that the kernel's time
+#                             counts), or holding a main.main frame
 #   resolved_pct FILE         % of all frames (weighted by count) that are symbol
 #                             names, not addresses (0x..., module+0x...) or [markers]
 #   table_rows FILE           the function rows of a `pmuprof report` table (no headers)
@@ -141,7 +143,7 @@ leaf_names() {
 
 complete_pct() {
 	awk '{ n = $NF; total += n; line = $0; sub(/ [0-9]+$/, "", line);
-		k = split(line, fr, ";"); ok = (fr[1] == "runtime.goexit");
+		k = split(line, fr, ";"); ok = (fr[1] == "runtime.goexit" || fr[1] == "runtime.mstart");
 		for (i = 1; i <= k && !ok; i++) if (fr[i] == "main.main") ok = 1;
 		if (ok) good += n }
 		END { if (total == 0) print "0.0"; else printf "%.2f\n", 100 * good / total }' "$1"

@@ -135,7 +135,7 @@ for b in $builds; do
 	if awk -v c="$c" 'BEGIN { exit !(c >= 99) }'; then
 		pass "$b-complete-stacks"
 	else
-		fail "$b-complete-stacks" "$c % complete; worst: $(awk '{ print $NF, $0 }' "$T/$b.folded" | sort -rn | grep -v -e '^[0-9]* runtime\.goexit;' -e ';main\.main;' -e ' main\.main;' | head -2 | cut -d' ' -f2- | tr '\n' '|')"
+		fail "$b-complete-stacks" "$c % complete; worst: $(awk '{ print $NF, $0 }' "$T/$b.folded" | sort -rn | grep -v -e '^[0-9]* runtime\.goexit;' -e '^[0-9]* runtime\.mstart;' -e ';main\.main;' -e ' main\.main;' | head -2 | cut -d' ' -f2- | tr '\n' '|')"
 	fi
 	# the worker goroutines' stacks: goexit -> main.main.funcN -> main.burnN
 	if grep -Eq '^runtime\.goexit;main\.main\.func[0-9]+;main\.burn4 [0-9]+$' "$T/$b.folded"; then
