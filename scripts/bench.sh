@@ -10,7 +10,7 @@
 #   perf        perf record -e cpu-clock (no call graph: the kernel's own cost)
 #   perf-fp     perf record --call-graph fp
 #   perf-dwarf  perf record --call-graph dwarf,8192
-#   pmuprof     pmuprof record -e cpu-clock
+#   pmuprof     pmuprof record -e cpu-clock (--all-frames: goexit counted)
 #   pmuprof-nocc  the same with --no-callchain (no kernel frame-pointer walk)
 # at 1, 10 and 20 kHz (and the kernel maximum in the full run), median of 3
 # rounds (1 with --quick).  Per configuration: slowdown of the target against
@@ -91,8 +91,8 @@ rec_cmd() {
 	perf) echo "perf record -q -e cpu-clock -F $2 -o $3.perf.data --" ;;
 	perf-fp) echo "perf record -q -e cpu-clock -F $2 --call-graph fp -o $3.perf.data --" ;;
 	perf-dwarf) echo "perf record -q -e cpu-clock -F $2 --call-graph dwarf,8192 -o $3.perf.data --" ;;
-	pmuprof) echo "$PMUPROF record -e cpu-clock -F $2 -o $3.pb.gz --" ;;
-	pmuprof-nocc) echo "$PMUPROF record -e cpu-clock -F $2 --no-callchain -o $3.pb.gz --" ;;
+	pmuprof) echo "$PMUPROF record --all-frames -e cpu-clock -F $2 -o $3.pb.gz --" ;;
+	pmuprof-nocc) echo "$PMUPROF record --all-frames -e cpu-clock -F $2 --no-callchain -o $3.pb.gz --" ;;
 	esac
 }
 
