@@ -179,6 +179,36 @@ int pm_unw_vdso_return(struct pm_unw *u, struct walk *w, uint64_t *ra)
 }
 
 /*
+ * Out of time.now / nanotime1 / walltime (@f) by the kernel's callchain,
+ * where the goroutine stack above R12 no longer holds what it held at the
+ * sample (the goroutine ran on before the sample was read: an attached
+ * server's goroutines, time.now called at another depth since).  At the
+ * sample, BP still pointed at @f's frame on the goroutine stack (@f pushes
+ * it before moving SP to g0, C keeps it), so the kernel's frame-pointer walk
+ * went from the vDSO through @f's frame into its caller: the first entry
+ * after the vDSO's and @f's own is the return into the caller, and the
+ * chain is followed from there.  The new n, or 0.
+ */
+size_t pm_unw_vdso_chain(struct pm_unw *u, const struct pm_unw_input *in,
+			 const struct pm_unw_func *f, uint64_t *pcs, size_t n, size_t max,
+			 unsigned *status)
+{
+	struct pm_unw_func cf;
+	size_t k;
+
+	if (!in->chain || in->chain_len < 2)
+		return 0;
+	for (k = 1; k < in->chain_len && k < 4; k++) {
+		if (in->chain[k] < 4096 || pm_unw_lookup(u, in->chain[k] - 1, &cf) < 0)
+			return 0;
+		if (cf.entry == f->entry || !(cf.flags & PM_UNW_F_GO))
+			continue; /* @f's own return address, the vDSO's frames */
+		return pm_unw_follow_chain(u, in, k, pcs, n, max, status);
+	}
+	return 0;
+}
+
+/*
  * A sample in time.now / nanotime1 / walltime itself: has it run the MOVQ
  * SP, R12 that follows the prologue (49 89 e4, found in the function's
  * first 32 bytes)?  From there on SP may be g0's, or the goroutine's moved

@@ -112,6 +112,9 @@ size_t pm_unw_cgo_chain(struct pm_unw *u, const struct pm_unw_input *in, const s
 			uint64_t *pcs, size_t n, size_t max, unsigned *status);
 int pm_unw_g0_switch(struct pm_unw *u, struct walk *w, uint64_t *pc);
 int pm_unw_vdso_return(struct pm_unw *u, struct walk *w, uint64_t *ra);
+size_t pm_unw_vdso_chain(struct pm_unw *u, const struct pm_unw_input *in,
+			 const struct pm_unw_func *f, uint64_t *pcs, size_t n, size_t max,
+			 unsigned *status);
 bool pm_unw_vdso_r12_set(struct pm_unw *u, const struct walk *w, const struct pm_unw_func *f,
 			  uint64_t pc);
 int pm_unw_callback_switch(struct pm_unw *u, struct walk *w);

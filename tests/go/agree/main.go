@@ -14,7 +14,7 @@
 //	agree -mode park [-secs 1]
 //	    goroutines that park and unpark all the time (an unbuffered channel
 //	    ping-pong: runtime.mcall on each side) and one that calls time.Now in
-//	    a loop (the vDSO).
+//	    a loop (the vDSO), under 0 to 3 frames of main.nowDeep in turn.
 package main
 
 import (
@@ -194,12 +194,23 @@ func modePark(secs float64) {
 		var t int64
 		for time.Now().Before(end) {
 			for i := 0; i < 1000; i++ {
-				t += time.Now().UnixNano() & 1
+				t += nowDeep(i & 3)
 			}
 		}
 		sink += uint64(t)
 	}()
 	wg.Wait()
+}
+
+// nowDeep calls time.Now under d frames of itself: the goroutine stack
+// above the vDSO call differs from one call to the next.
+//
+//go:noinline
+func nowDeep(d int) int64 {
+	if d > 0 {
+		return nowDeep(d-1) + 1
+	}
+	return time.Now().UnixNano() & 1
 }
 
 func main() {
