@@ -5,6 +5,7 @@
  * goroutine.h.
  */
 #include "gorframes.h"
+#include "gopclntab.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -917,7 +918,8 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 	return n;
 }
 
-uint64_t pm_gor_location(struct pm_gor *g, struct pm_profile *p, const struct pm_stack_frame *f)
+uint64_t pm_gor_location(struct pm_gor *g, struct pm_profile *p, const struct pm_stack_frame *f,
+			 bool all_frames)
 {
 	struct pm_prof_line lines[64];
 	const struct cframe *c;
@@ -939,6 +941,20 @@ uint64_t pm_gor_location(struct pm_gor *g, struct pm_profile *p, const struct pm
 		nf = pm_sym_frames(c->m->sym, c->vaddr, g->fr, PM_ARRAY_SIZE(g->fr));
 	if (!c->full && nf > 1)
 		nf = 1;
+	if (!all_frames && nf) { /* what Go's tracebacks (and its ancestors' traceback) hide */
+		size_t kept = 0;
+
+		for (k = 0; k < nf; k++) {
+			bool cp = k && (g->fr[k - 1].kind & PM_GO_PANIC);
+
+			if ((g->fr[k].kind & PM_GO_GOEXIT) || ((g->fr[k].kind & PM_GO_WRAPPER) && !cp))
+				continue;
+			g->fr[kept++] = g->fr[k];
+		}
+		if (!kept)
+			return 0;
+		nf = kept;
+	}
 	for (k = 0; k < nf; k++) {
 		char *name = xasprintf("%s%s", g->fr[k].func, PM_GOR_CREATORS_MARK);
 

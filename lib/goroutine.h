@@ -218,8 +218,13 @@ static inline bool pm_gor_is_frame(const struct pm_stack_frame *f)
 {
 	return f->map_id == PM_GOR_MAP_CREATOR || f->map_id == PM_GOR_MAP_TAG;
 }
-/* The pprof location of one of the inspector's frames; 0 for a tag frame. */
-uint64_t pm_gor_location(struct pm_gor *g, struct pm_profile *p, const struct pm_stack_frame *f);
+/*
+ * The pprof location of one of the inspector's frames; 0 for a tag frame,
+ * and for a creator frame all of whose lines are what Go's tracebacks hide
+ * (wrappers, runtime.goexit: gopclntab.h), unless @all_frames.
+ */
+uint64_t pm_gor_location(struct pm_gor *g, struct pm_profile *p, const struct pm_stack_frame *f,
+			 bool all_frames);
 /*
  * When the root frame of @ids (*n of them) is a tag frame, drop it and
  * write its labels into @out (at most @max).  Returns the labels written.

@@ -160,7 +160,7 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 			continue;
 		}
 		if (pm_gor_is_frame(f)) { /* goroutines: creator frames */
-			loc_of[i] = s->gor ? pm_gor_location(s->gor, p, f) : 0;
+			loc_of[i] = s->gor ? pm_gor_location(s->gor, p, f, s->cfg->all_frames) : 0;
 			continue;
 		}
 		if (i == s->cut_frame || i == s->limit_frame) {

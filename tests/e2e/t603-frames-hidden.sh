@@ -8,7 +8,9 @@
 # is the heaviest in runtime/pprof's; none holds a wrapper,
 # runtime.deferreturn or runtime.goexit; `report -s cum` does not open with
 # runtime.goexit.  --all-frames shows them (goexit roots, a wrapper above
-# a leaf).  Each Go version's build of the fixture.
+# a leaf).  Each Go version's build of the fixture.  With --creators the
+# creator frames name the function with the go statement, no wrapper
+# (main.modeFrames [creator];main.(*obj).method;main.leafMethod).
 . "$(dirname "$0")/lib.sh"
 need_perf
 
@@ -72,3 +74,16 @@ else
 fi
 # report --all-frames wants a capture
 expect_fail report-all-frames-pprof 2 'all-frames needs a capture' "$PMUPROF" report --all-frames -i "$T/all.pb.gz"
+
+# --creators: the go statement's function above the goroutine, no wrapper
+if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/events ]; then
+	skip creators "tracefs is not mounted (the creation probe is defined there)"
+else
+	"$PMUPROF" record -q --creators -e cpu-clock -o "$T/cr.pb.gz" -- "$bin" -mode frames -secs 1 2>"$T/cr.err"
+	"$PMUPROF" report -i "$T/cr.pb.gz" --folded >"$T/cr.folded"
+	c=$(top "$T/cr.folded" leafMethod)
+	case $c in
+	"runtime.main [creator];main.main [creator];main.modeFrames [creator];main.(*obj).method;main.leafMethod") pass creators ;;
+	*) fail creators "leafMethod under '$c'" ;;
+	esac
+fi

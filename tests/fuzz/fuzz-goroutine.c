@@ -147,7 +147,7 @@ static void use_ids(struct pm_gor *g, struct pm_stacks *st, struct pm_profile *p
 		if (!f)
 			abort();
 		if (pm_gor_is_frame(f))
-			pm_gor_location(g, prof, f);
+			pm_gor_location(g, prof, f, (f->addr & 1) != 0);
 	}
 	nl = pm_gor_labels(g, st, ids, &k, lab, PM_ARRAY_SIZE(lab));
 	if (nl > PM_ARRAY_SIZE(lab) || k > n || (nl && (k != n - 1 || !lab[0].key)))
