@@ -1,6 +1,6 @@
 #!/bin/sh
 # Re-bless the golden outputs of the committed captures (tests/fixtures/*.data):
-# each tests/fixtures/NAME.folded is `pmuprof report -i NAME.data --folded`.
+# each tests/fixtures/NAME.folded is `pmuprof report --all-frames -i NAME.data --folded`.
 # With --record, first record the captures again (needs perf_event_open and
 # the Go fixtures of scripts/fixtures.sh):
 #   shares.data   pmuprof record -e cpu-clock -F 250 --no-creators --raw
@@ -23,7 +23,7 @@ if [ "${1:-}" = --record ]; then
 fi
 for c in "$fix"/*.data; do
 	n=${c%.data}
-	"$P" report -i "$c" --folded >"$n.folded.new"
+	"$P" report --all-frames -i "$c" --folded >"$n.folded.new"
 	mv "$n.folded.new" "$n.folded"
 	echo "blessed ${n#$top/}.folded ($(wc -l <"$n.folded") stacks)"
 done

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Golden capture: `pmuprof report --folded` on the committed capture
+# Golden capture: `pmuprof report --all-frames --folded` on the committed capture
 # tests/fixtures/shares.data equals tests/fixtures/shares.folded (diff -u).
 # The capture names /tmp/pmuprof-golden/go/shares (built there by
 # scripts/fixtures.sh, at a fixed path so the build is the same everywhere) by
@@ -21,7 +21,7 @@ else
 	if [ "$got_id" != "$want_id" ]; then
 		skip golden "$bin has build ID $got_id, the capture needs $want_id (another Go or source)"
 	else
-		"$PMUPROF" report -i "$cap" --folded >"$T/got.folded" 2>"$T/got.err"
+		"$PMUPROF" report --all-frames -i "$cap" --folded >"$T/got.folded" 2>"$T/got.err"
 		if diff -u "$fixd/shares.folded" "$T/got.folded" >"$T/diff"; then
 			pass golden
 		else
