@@ -43,7 +43,9 @@ if grep -q ';sort_some;.*msort' "$T/cburn.folded"; then pass c-libc-frames; else
 
 # ---- cgo: C -> cgo -> Go to runtime.goexit
 rec cgo -- "$GOFIX/cgo" -scale 0.3
-tot=$(folded_total "$T/cgo.folded")
+# of the samples in the C code (the runtime's own, its system calls now
+# that the kernel's time counts, are no part of it)
+tot=$(grep 'cburn_inner [0-9]*$' "$T/cgo.folded" | awk '{ t += $NF } END { print t + 0 }')
 full=$(grep -E '^runtime\.goexit;main\.main\.func1;main\.worker;main\._Cfunc_cburn;runtime\.cgocall;runtime\.asmcgocall;_cgo_[0-9a-f]+_Cfunc_cburn;cburn;cburn_inner [0-9]+$' "$T/cgo.folded" | awk '{ t += $NF } END { print t + 0 }')
 echo "# cgo: $full of $tot samples on the full stack C -> cgo -> Go -> runtime.goexit"
 # with runtime.cgocall needs the goroutine stack read from the process; once it
@@ -173,8 +175,10 @@ fi
 # from the target (checked against the kernel's callchain as far as its 127
 # frames go); with --no-callchain, from the target alone; a capture replays it
 need_file deep "$GOFIX/benchdeep"
+# (of the samples in main.down: the runtime's own, sysmon's system calls
+# now that the kernel's time counts, are no part of it)
 full_of() {
-	awk '{ n = $NF; t += n; k = gsub(/;main\.down/, "&"); if ($0 ~ /^runtime\.goexit;/ && k >= 300) g += n }
+	awk '/;main\.down/ { n = $NF; t += n; k = gsub(/;main\.down/, "&"); if ($0 ~ /^runtime\.goexit;/ && k >= 300) g += n }
 		END { if (t == 0) print "0.0"; else printf "%.1f\n", 100 * g / t }' "$1"
 }
 for how in default:--stack-size=1024 no-callchain:--no-callchain; do
