@@ -354,7 +354,8 @@ static int t_live_cpu_clock(void)
 	double cpu_ms;
 	uintptr_t near_sp = (uintptr_t)&fd;
 
-	CHECK_INT(pm_evt_parse("cpu-clock", &spec, err, sizeof(err)), 0);
+	/* user mode: the sample's ip is the user registers' (in the kernel it is the kernel's) */
+	CHECK_INT(pm_evt_parse("cpu-clock:u", &spec, err, sizeof(err)), 0);
 	s.freq = 1000;
 	s.stack_size = 1024;
 	s.regs_mask = (1ULL << PERF_REG_X86_IP) | (1ULL << PERF_REG_X86_SP) |
