@@ -96,8 +96,11 @@ fi
 # ---- --creators=1: one level (the go statement) ----
 "$PMUPROF" record --all-frames -q -e cpu-clock -F 1000 --creators=1 -o "$T/d.pb.gz" -- "$fx" -duration 1s -ids >"$T/ids" 2>"$T/d.err"
 "$PMUPROF" report -i "$T/d.pb.gz" --folded >"$T/d.folded"
+# (the work's stacks: the goroutines that run spawn have their own one level,
+# a listener, seen in samples of the creation probe's trap, now that the
+# kernel's time counts)
 if grep -Eq '^main\.spawn \[creator\];runtime\.goexit;main\.spawn\.func1;main\.handle\.func1;main\.work [0-9]+$' "$T/d.folded" &&
-	! grep -q 'Listener \[creator\]' "$T/d.folded"; then
+	! grep 'main\.work [0-9]*$' "$T/d.folded" | grep -q 'Listener \[creator\]'; then
 	pass one-level
 else
 	fail one-level "$(grep 'main.work ' "$T/d.folded" | head -2 | tr '\n' '|')"
