@@ -460,6 +460,16 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 		    (leaf ? pm_unw_vdso_r12_set(u, &w, &f, pc) : (f.flags & PM_UNW_F_SPWRITE) != 0)) {
 			unsigned st = *status;
 			size_t m = 0;
+			uint64_t r12 = 0;
+			/*
+			 * R12 on the goroutine stack: time.now moved to g0 for the
+			 * vDSO, and the stack above R12 is read from the process
+			 * now.  (On g0 already, R12 is in the sample's copy, read
+			 * as it was, and the walk goes on to the switch, where the
+			 * goroutine is told apart: the chain would not say it.)
+			 */
+			bool off_copy = reg_get(&w.rs, PM_DW_R12, &r12) &&
+					(r12 < w.cur.sp || r12 - w.cur.sp >= w.cur.stack_len);
 
 			/*
 			 * The kernel's chain first: the goroutine stack above R12
@@ -469,7 +479,7 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 			 * stacks missing a frame); the chain is the stack at the
 			 * sample.  Unless it ends before the bottom (127 frames).
 			 */
-			if (w.nswitch == w.nvdso &&
+			if (off_copy && w.nswitch == w.nvdso &&
 			    (m = pm_unw_vdso_chain(u, in, &f, pcs, n, max, &st)) &&
 			    (st & (PM_UNW_COMPLETE | PM_UNW_MAX))) {
 				*status = st | PM_UNW_SWITCHED;
@@ -494,7 +504,7 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 				continue;
 			}
 			/* the stack above R12 moved on: the kernel's chain, however far it goes */
-			if (m && w.nswitch == w.nvdso &&
+			if (off_copy && w.nswitch == w.nvdso &&
 			    (m = pm_unw_vdso_chain(u, in, &f, pcs, n, max, status))) {
 				*status |= PM_UNW_SWITCHED;
 				return m;
