@@ -222,6 +222,23 @@ static size_t chain_gopc(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	return n;
 }
 
+/*
+ * Does the sample's stack hold Go code?  R14 is the g only there: a process
+ * known as Go may run other code now (a child forked by the Go program,
+ * sampled in its execve now that the kernel's time counts, then exec'd into
+ * a C program whose R14 is anything).
+ */
+static bool has_go_frame(struct pm_maps *maps, pid_t pid, const uint64_t *pcs, size_t npcs)
+{
+	for (size_t i = 0; i < npcs && i < 64; i++) {
+		const struct pm_map *m = pm_maps_find(maps, pid, pcs[i]);
+
+		if (m && m->sym && pm_sym_is_go(m->sym))
+			return true;
+	}
+	return false;
+}
+
 static bool find_layout(struct gproc *p, struct pm_maps *maps, pid_t pid,
 			const uint64_t *pcs, size_t npcs)
 {
@@ -795,7 +812,7 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	uint32_t tagv;
 	int rc;
 
-	if (!find_layout(p, maps, pid, pcs, npcs))
+	if (!find_layout(p, maps, pid, pcs, npcs) || !has_go_frame(maps, pid, pcs, npcs))
 		return n;
 	if (g->probes && !p->snap)
 		snap_take(g, maps, st, p, pid);
