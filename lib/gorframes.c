@@ -812,7 +812,8 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	uint32_t tagv;
 	int rc;
 
-	if (!find_layout(p, maps, pid, pcs, npcs) || !has_go_frame(maps, pid, pcs, npcs))
+	if (!find_layout(p, maps, pid, pcs, npcs) ||
+	    (p->gomap && !has_go_frame(maps, pid, pcs, npcs))) /* (a layout set by hand: no map) */
 		return n;
 	if (g->probes && !p->snap)
 		snap_take(g, maps, st, p, pid);
