@@ -28,6 +28,7 @@
 #include "memlog.h"
 #include "profbuild.h"
 #include "source.h"
+#include "src_creation.h"
 
 /*
  * How much of this sample's stack copy the capture keeps: up to the slot
@@ -312,6 +313,8 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 		if (!s.mlog)
 			s.mlog = pm_mlog_new();
 		s.gor = pm_gor_new(&go);
+		if (pm_src_has_events(&s, &pm_src_creation))
+			pm_gor_probed(s.gor);
 	}
 	for (i = 0; i < s.nev; i++) {
 		s.attr[i] = *pm_data_attr_at(d, i);

@@ -193,6 +193,12 @@ struct pm_gor_creation {
 };
 int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 		   const struct pm_gor_creation *c, const uint64_t *pcs, size_t npcs);
+/*
+ * The creation probe is on from the start: samples before its first
+ * record are judged by the log too (their goroutine is unknown where the
+ * log and the runtime's list cannot say), never read late.
+ */
+void pm_gor_probed(struct pm_gor *g);
 
 /*
  * A read of 8 bytes at this address (never a target's: below any mapping)

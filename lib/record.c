@@ -37,6 +37,7 @@
 #include "ring.h"
 #include "session.h"
 #include "source.h"
+#include "src_creation.h"
 #include "target.h"
 
 /*
@@ -279,6 +280,8 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 			go.read_arg = &s;
 		}
 		s.gor = pm_gor_new(&go);
+		if (pm_src_has_events(&s, &pm_src_creation))
+			pm_gor_probed(s.gor);
 	}
 	if (s.attach) {
 		if (pm_att_attach_all(&s))
