@@ -347,7 +347,13 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		uint64_t now;
 		bool done, exit_news = false;
 
-		if (poll(pfd, npfd, 100) > 0)
+		/*
+		 * 10 ms turns in the first 100 ms: the first records processed
+		 * soon (the goroutine inspector reads the runtime's list of
+		 * goroutines at the first sample: samples before then on a g it
+		 * did not know are "[goroutine unknown]")
+		 */
+		if (poll(pfd, npfd, pm_now_ns() - s.t_start < 100000000ULL ? 10 : 100) > 0)
 			for (i = 0; i < dr.n; i++)
 				/* a ring whose event's thread is gone reports HUP for good */
 				if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
