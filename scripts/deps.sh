@@ -6,7 +6,7 @@ set -e
 PKGS="build-essential pkg-config libelf-dev libdw-dev zlib1g-dev
       libprotobuf-c-dev protobuf-c-compiler
       golang-1.19-go scdoc mandoc clang libclang-rt-14-dev
-      linux-perf valgrind time"
+      linux-perf valgrind time wrk prometheus"
 
 missing=""
 for p in $PKGS; do
