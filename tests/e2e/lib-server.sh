@@ -15,7 +15,9 @@
 #            --kernel ($T/NAME-pm2.pb.gz), at the same time;
 #       then sets d_pm (pm1 vs rp1, kernel frames folded into the Go frame
 #       that entered the kernel: what runtime/pprof counts), d_noise (rp1
-#       vs rp2), d_user (pm2 vs rp2: record's default) and prints them;
+#       vs rp2), d_user (pm2 vs rp2: record's default) and prints them, all
+#       with a leaf runtime.asyncPreempt charged to the function it
+#       interrupted (pprof-distance.sh -a says why), and d_pm without that;
 #       false (with $why) when a profile is missing or empty
 #   check_distance NAME     pass when d_pm <= d_noise + 3, else fail
 DIST=$top/scripts/pprof-distance.sh
@@ -51,14 +53,16 @@ server_windows() {
 			return 1
 		fi
 	done
-	d_pm=$(PMUPROF=$PMUPROF "$DIST" -v "$T/$1-pm1.pb.gz" "$T/$1-rp1.pb.gz" 2>&1) || { why="distance: $d_pm"; return 1; }
-	d_noise=$(PMUPROF=$PMUPROF "$DIST" "$T/$1-rp1.pb.gz" "$T/$1-rp2.pb.gz" 2>&1) || { why="distance: $d_noise"; return 1; }
-	d_user=$(PMUPROF=$PMUPROF "$DIST" "$T/$1-pm2.pb.gz" "$T/$1-rp2.pb.gz" 2>&1) || { why="distance: $d_user"; return 1; }
+	d_pm=$(PMUPROF=$PMUPROF "$DIST" -v -a "$T/$1-pm1.pb.gz" "$T/$1-rp1.pb.gz" 2>&1) || { why="distance: $d_pm"; return 1; }
+	d_noise=$(PMUPROF=$PMUPROF "$DIST" -a "$T/$1-rp1.pb.gz" "$T/$1-rp2.pb.gz" 2>&1) || { why="distance: $d_noise"; return 1; }
+	d_user=$(PMUPROF=$PMUPROF "$DIST" -a "$T/$1-pm2.pb.gz" "$T/$1-rp2.pb.gz" 2>&1) || { why="distance: $d_user"; return 1; }
+	d_raw=$(PMUPROF=$PMUPROF "$DIST" "$T/$1-pm1.pb.gz" "$T/$1-rp1.pb.gz" 2>&1) || { why="distance: $d_raw"; return 1; }
 	_top=$(echo "$d_pm" | sed 1d)
 	d_pm=$(echo "$d_pm" | sed -n 1p)
 	_n() { "$PMUPROF" report -i "$1" --folded | awk '{ t += $NF } END { print t + 0 }'; }
 	echo "# $1: pmuprof --kernel (kernel folded) vs runtime/pprof, same $4 s window: $d_pm pp;" \
-		"runtime/pprof vs itself (next window): $d_noise pp; pmuprof without --kernel vs runtime/pprof: $d_user pp" \
+		"runtime/pprof vs itself (next window): $d_noise pp; pmuprof without --kernel vs runtime/pprof: $d_user pp;" \
+		"pmuprof --kernel vs runtime/pprof with its asyncPreempt samples as they are: $d_raw pp" \
 		"(samples: pmuprof $(_n "$T/$1-pm1.pb.gz"), runtime/pprof $(_n "$T/$1-rp1.pb.gz") and $(_n "$T/$1-rp2.pb.gz"))"
 	echo "# $1: the functions that differ most, pmuprof % vs runtime/pprof %:"
 	echo "$_top" | sed 's/^/#/'

@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib-server.sh"
 need_perf
 need_cmd wrk wrk curl
-secs=10
+secs=${PMUPROF_SERVER_SECS:-10} # the window; 20 for the figures in README.md
 for v in go126; do
 	fx=$FIX/$v/httpgz
 	if [ ! -x "$fx" ]; then
