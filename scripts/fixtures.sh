@@ -50,7 +50,7 @@ build_all() { # DIR GO
 	for dir in "$top"/tests/go/*/; do
 		name=$(basename "$dir")
 		out="$work/$1/$name"
-		if [ ! -x "$out-stripped" ] || [ "$2" -nt "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go')" ]; then
+		if [ ! -x "$out-stripped" ] || [ "$2" -nt "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go' -o -newer "$out" -name 'go.mod')" ]; then
 			(cd "$dir" && export GO111MODULE="$(modmode "$dir")" && GOCACHE="$work/gocache-$1" "$2" build -o "$out" . &&
 				GOCACHE="$work/gocache-$1" "$2" build -ldflags='-s -w' -o "$out-stripped" .) ||
 				{ echo "fixtures: cannot build $name with $2" >&2; return 1; }
