@@ -6,7 +6,7 @@ set -e
 PKGS="build-essential pkg-config libelf-dev libdw-dev zlib1g-dev
       libprotobuf-c-dev protobuf-c-compiler
       golang-1.19-go scdoc mandoc clang libclang-rt-14-dev
-      linux-perf valgrind time"
+      linux-perf valgrind time wrk prometheus"
 
 missing=""
 for p in $PKGS; do
@@ -25,3 +25,8 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq >/dev/null
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+# Debian starts prometheus as a service where systemd runs: the tests start
+# their own, on a port of their own
+case " $missing " in
+*" prometheus "*) $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true ;;
+esac
