@@ -329,6 +329,26 @@ static int64_t gcd(int64_t a, int64_t b)
 	return a;
 }
 
+/* An earlier type whose values written equal type @k's, or -1. */
+static long same_values(const struct tree *t, const int64_t *sv, const int64_t *pv, size_t npp,
+			const bool *keep, const int64_t *scale, size_t k)
+{
+	size_t nt = t->nt, i, j;
+
+	for (j = 0; j < k; j++) {
+		int64_t sk = scale[k] ? scale[k] : 1, sj = scale[j] ? scale[j] : 1;
+		bool same = true;
+
+		for (i = 0; same && i < t->n; i++)
+			same = !keep[i] || sv[i * nt + k] / sk == sv[i * nt + j] / sj;
+		for (i = 0; same && i < npp; i++)
+			same = pv[i * nt + k] / sk == pv[i * nt + j] / sj;
+		if (same)
+			return (long)j;
+	}
+	return -1;
+}
+
 static void header_lines(struct sb *b, const struct pm_profile *p, long vi, const char *title)
 {
 	struct pm_report_opts ro = { 0, PM_SORT_SELF, vi, title };
@@ -363,7 +383,7 @@ int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
 {
 	struct tree t;
 	size_t nt = pm_prof_nsample_types(p), nbt = base ? pm_prof_nsample_types(base) : 0;
-	size_t i, k, nkept, npruned = 0, nmatched = 0;
+	size_t i, k, nkept, nmatched = 0;
 	long vi = o->value_index, *map, *bmap;
 	int64_t *tot, *btot = NULL, *scale, *pself, *pbself;
 	uint32_t *newid, *ppar;
@@ -438,7 +458,6 @@ int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
 			}
 			if (!keep[par])
 				continue;
-			npruned++;
 			if (!pidx[par]) {
 				ppar[npp] = newid[par];
 				pidx[par] = (uint32_t)++npp;
@@ -496,9 +515,9 @@ int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
 	}
 	sb_str(&b, "]");
 	sb_printf(&b, ",\"prune\":{\"fraction\":%g,\"nodes\":%zu,\"kept\":%zu,\"pruned\":%zu,"
-		      "\"auto\":%s,\"max\":%d}",
-		  f, t.n, nkept, npruned, o->node_fraction < 0 ? "true" : "false",
-		  PM_HTML_MAX_NODES);
+		      "\"auto\":%s,\"max\":%d,\"frames\":%zu}",
+		  f, t.n, nkept, t.n - nkept, o->node_fraction < 0 ? "true" : "false",
+		  PM_HTML_MAX_NODES, npp);
 	/* frames: [name, file, line, kind] */
 	sb_str(&b, ",\"frames\":[");
 	for (i = 0; i < t.nfr; i++) {
@@ -510,13 +529,17 @@ int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
 	}
 	/* the [pruned] frame */
 	sb_printf(&b, "%s[\"[pruned]\",\"\",0,%d]]", t.nfr ? "," : "", K_OTHER);
-	/* nodes: parent (new ids; the root's -1), frame, self values (divided by scale) */
-	sb_str(&b, ",\"parent\":[-1");
+	/*
+	 * nodes, in an order where parents come first: "up" (the distance back
+	 * to the parent; the root's 0), frame, self values divided by scale per
+	 * type, or the index of an earlier type whose values are the same
+	 */
+	sb_str(&b, ",\"up\":[0");
 	for (i = 1; i < t.n; i++)
 		if (keep[i])
-			sb_printf(&b, ",%" PRIu32, newid[t.parent[i]]);
+			sb_printf(&b, ",%" PRIu32, newid[i] - newid[t.parent[i]]);
 	for (i = 0; i < npp; i++)
-		sb_printf(&b, ",%" PRIu32, ppar[i]);
+		sb_printf(&b, ",%zu", nkept + i - ppar[i]);
 	sb_str(&b, "],\"frame\":[-1");
 	for (i = 1; i < t.n; i++)
 		if (keep[i])
@@ -528,9 +551,16 @@ int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
 
 		sb_str(&b, which ? "],\"bself\":[" : "],\"self\":[");
 		for (k = 0; k < nt; k++) {
+			long same = same_values(&t, sv, pv, npp, keep, scale, k);
 			bool first = true;
 
-			sb_str(&b, k ? ",[" : "[");
+			if (k)
+				sb_str(&b, ",");
+			if (same >= 0) {
+				sb_printf(&b, "%ld", same);
+				continue;
+			}
+			sb_str(&b, "[");
 			for (i = 0; i < t.n; i++) {
 				if (!keep[i])
 					continue;

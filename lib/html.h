@@ -24,7 +24,7 @@
 struct pm_profile;
 
 /* Nodes kept at most when the fraction is chosen automatically. */
-#define PM_HTML_MAX_NODES 250000
+#define PM_HTML_MAX_NODES 200000
 
 struct pm_html_opts {
 	long value_index;      /* sample type shown first, -1 = the profile's default */

@@ -11,7 +11,9 @@
  */
 (function () {
 	"use strict";
+	var t0 = performance.now();
 	var D = JSON.parse(document.getElementById("pmdata").textContent);
+	var tParsed = performance.now();
 	var KINDS = [
 		{ name: "Go", hue: 28, sat: 85, light: 58 },
 		{ name: "Go runtime", hue: 180, sat: 42, light: 55 },
@@ -21,7 +23,13 @@
 		{ name: "other", hue: 0, sat: 0, light: 72 }
 	];
 	var MATCH = "#e000e0", ROW = 17, FONT = "11px monospace";
-	var N = D.parent.length, NF = D.frames.length;
+	var N = D.up.length, NF = D.frames.length, i, k;
+	D.parent = new Int32Array(N);
+	for (i = 0; i < N; i++) D.parent[i] = i - D.up[i];
+	D.parent[0] = -1;
+	for (k = 0; k < D.self.length; k++) if (typeof D.self[k] === "number") D.self[k] = D.self[D.self[k]];
+	if (D.bself)
+		for (k = 0; k < D.bself.length; k++) if (typeof D.bself[k] === "number") D.bself[k] = D.bself[D.bself[k]];
 	var isDiff = !!D.base;
 
 	/* ---- elements ---- */
@@ -48,7 +56,6 @@
 	var cv = el("canvas", { id: "cv" });
 	var tip = el("div", { id: "tip" });
 	var lab = el("label", { "for": "creators" }, " creator frames");
-	var i, k;
 
 	for (i = 0; i < D.types.length; i++) {
 		var o = el("option", { value: String(i) }, "value: " + D.types[i].type + " (" + D.types[i].unit + ")");
@@ -130,28 +137,34 @@
 
 	function build() {
 		var sc = D.types[type].scale, s = D.self[type], bs = isDiff ? D.bself[type] : null;
-		var vid = new Int32Array(N), par = [], frame = [], self = [], bself = [], map = new Map();
-		var n = 0, j, p, f;
-		par.push(-1); frame.push(-1); self.push(s[0] * sc); bself.push(bs ? bs[0] * sc : 0);
-		vid[0] = 0; n = 1;
-		for (j = 1; j < N; j++) {
-			p = vid[D.parent[j]];
-			f = D.frame[j];
-			if (hide && D.frames[f][3] === 4) {
-				vid[j] = p;
-			} else {
-				var key = p * (NF + 1) + f, v = map.get(key);
-				if (v === undefined) {
-					v = n++;
-					map.set(key, v);
-					par.push(p); frame.push(f); self.push(0); bself.push(0);
+		var par, frame, self = new Float64Array(N), bself = new Float64Array(N), n = 0, j, p, f;
+		if (!hide) { /* the tree as written */
+			n = N; par = D.parent; frame = D.frame;
+			for (j = 0; j < N; j++) { self[j] = s[j] * sc; if (bs) bself[j] = bs[j] * sc; }
+		} else { /* creator frames merged into their parent, equal children merged */
+			var vid = new Int32Array(N), map = new Map();
+			par = new Int32Array(N); frame = new Int32Array(N);
+			par[0] = -1; frame[0] = -1; n = 1;
+			for (j = 1; j < N; j++) {
+				p = vid[D.parent[j]];
+				f = D.frame[j];
+				if (D.frames[f][3] === 4) {
+					vid[j] = p;
+				} else {
+					var key = p * (NF + 1) + f, v = map.get(key);
+					if (v === undefined) {
+						v = n++;
+						map.set(key, v);
+						par[v] = p; frame[v] = f;
+					}
+					vid[j] = v;
 				}
-				vid[j] = v;
+				self[vid[j]] += s[j] * sc;
+				if (bs) bself[vid[j]] += bs[j] * sc;
 			}
-			self[vid[j]] += s[j] * sc;
-			if (bs) bself[vid[j]] += bs[j] * sc;
+			self = self.subarray(0, n); bself = bself.subarray(0, n);
 		}
-		var tot = new Float64Array(self), btot = new Float64Array(bself), depth = new Int32Array(n);
+		var tot = Float64Array.from(self), btot = Float64Array.from(bself), depth = new Int32Array(n);
 		for (j = n - 1; j > 0; j--) { tot[par[j]] += tot[j]; btot[par[j]] += btot[j]; }
 		for (j = 1; j < n; j++) depth[j] = depth[par[j]] + 1;
 		/* children, heaviest first */
@@ -160,11 +173,18 @@
 		for (j = 0; j < n; j++) start[j + 1] = start[j] + cnt[j];
 		var fill = start.slice(0, n);
 		for (j = 1; j < n; j++) kids[fill[par[j]]++] = j;
-		var cmp = function (a, b) { return tot[b] - tot[a] || btot[b] - btot[a] || a - b; };
-		for (j = 0; j < n; j++)
-			if (cnt[j] > 1) kids.subarray(start[j], start[j + 1]).sort(cmp);
 		V = { n: n, par: par, frame: frame, self: self, tot: tot, bself: bself, btot: btot, depth: depth,
-			kids: kids, start: start, total: tot[0], btotal: btot[0] };
+			kids: kids, start: start, sorted: new Uint8Array(n), total: tot[0], btotal: btot[0] };
+	}
+
+	/* a node's children heaviest first, sorted when first drawn */
+	function sortKids(v) {
+		var tot = V.tot, btot = V.btot;
+		V.sorted[v] = 1;
+		if (V.start[v + 1] - V.start[v] > 1)
+			V.kids.subarray(V.start[v], V.start[v + 1]).sort(function (a, b) {
+				return tot[b] - tot[a] || btot[b] - btot[a] || a - b;
+			});
 	}
 
 	function name(v) { return V.frame[v] < 0 ? "all" : D.frames[V.frame[v]][0]; }
@@ -234,6 +254,7 @@
 			var t = useB ? V.btot[v] : V.tot[v];
 			if (!t) continue;
 			var cx = x;
+			if (!V.sorted[v]) sortKids(v);
 			for (var c = V.start[v]; c < V.start[v + 1]; c++) {
 				var u = V.kids[c], cw = w * (useB ? V.btot[u] : V.tot[u]) / t;
 				if (cw >= 0.4) stack.push(u, cx, cw);
@@ -330,14 +351,16 @@
 	function refresh() {
 		var zn = zoom ? name(zoom) : null;
 		build();
+		tBuilt = tBuilt || performance.now();
 		zoom = 0;
 		if (zn) for (var j = 1; j < V.n; j++) if (name(j) === zn) { zoom = j; break; }
 		hdr.textContent = D.header[type].join("\n");
 		var P = D.prune, nt = [];
 		if (P.pruned)
-			nt.push("Frames under " + (100 * P.fraction).toPrecision(2) + "% of every sample type's total are merged into [pruned] frames (" +
-				P.pruned + " of " + (P.nodes - 1) + " call-tree nodes" + (P.auto ? ", to keep the page under " + P.max + " nodes" : "") +
-				"): totals stay exact; pmuprof report --html --nodefraction 0 keeps them all.");
+			nt.push("Pruned: call-tree nodes under " + (100 * P.fraction).toPrecision(2) + "% of every sample type's total (" +
+				P.pruned + " of " + (P.nodes - 1) + ") are merged into " + P.frames + " [pruned] frames" +
+				(P.auto ? ", to keep the page under " + P.max + " nodes" : "") +
+				"; totals stay exact. pmuprof report --html --nodefraction 0 keeps them all.");
 		if (isDiff)
 			nt.push(diffOn() ? "Diff view: widths are this profile's, colours the change of each frame's share of the total (normalised: " +
 				human(V.total, D.types[type].unit) + " here, " + human(V.btotal, D.types[type].unit) + " in the base)." :
@@ -363,5 +386,7 @@
 		matches: function () { return { count: nmatch, share: mshare }; },
 		nodes: function () { return V.n; }
 	};
+	var tBuilt;
 	refresh();
+	pmflame.timing = { start: t0, parse: tParsed - t0, build: tBuilt - tParsed, draw: pmflame.rendered - tBuilt };
 })();
