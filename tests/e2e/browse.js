@@ -9,7 +9,7 @@
 //       search for FUNC (count, share), click on FUNC (zoom), reset, the
 //       creator switch, the sample-type switch; a screenshot to SHOT
 //   node browse.js diff HTML FUNC...   each FUNC's tooltip change and colour
-//   node browse.js speed HTML          the time from navigation to the first drawing
+//   node browse.js speed HTML [N]      the time from navigation to the first drawing, N loads
 //   node browse.js speedscope PBGZ N SHOT   speedscope's sandwich table: its top N by self
 //   node browse.js text URL WAITFOR    the page's text once WAITFOR appears in it
 //
@@ -184,21 +184,25 @@ async function diff(file, funcs) {
 	}
 }
 
-async function speed(file) {
+// The time from navigation to the end of the first drawing (the page's own
+// performance.now() then), over @n loads in one browser: min and median.
+async function speed(file, n) {
 	const b = await launch();
 	try {
 		const runs = [];
 		let info;
-		for (let i = 0; i < 3; i++) {
+		for (let i = 0; i < n; i++) {
 			const { p, errors } = await open(b, 'file://' + path.resolve(file));
 			info = await p.evaluate(() => ({ ms: window.pmflame.rendered, nodes: window.pmflame.nodes(),
-				drawn: window.pmflame.frames().length, notes: document.getElementById('notes').textContent, timing: window.pmflame.timing }));
+				drawn: window.pmflame.frames().length, notes: document.getElementById('notes').textContent,
+				timing: window.pmflame.timing }));
 			if (errors.length) die('page error: ' + errors[0]);
 			runs.push(info.ms);
 			await p.close();
 		}
-		runs.sort((a, b2) => a - b2);
-		console.log('render_ms ' + runs[1].toFixed(0)); // the median of 3 loads
+		const sorted = runs.slice().sort((a, b2) => a - b2);
+		console.log('render_ms_min ' + sorted[0].toFixed(0));
+		console.log('render_ms_median ' + sorted[(n - 1) >> 1].toFixed(0));
 		console.log('render_ms_all ' + runs.map((x) => x.toFixed(0)).join(','));
 		console.log('nodes ' + info.nodes);
 		console.log('drawn ' + info.drawn);
@@ -262,7 +266,7 @@ const [cmd, ...args] = process.argv.slice(2);
 const cmds = {
 	page: () => page(args[0], args[1], args[2], args[3]),
 	diff: () => diff(args[0], args.slice(1)),
-	speed: () => speed(args[0]),
+	speed: () => speed(args[0], +args[1] || 5),
 	speedscope: () => speedscope(args[0], +args[1] || 5, args[2]),
 	text: () => text(args[0], args[1]),
 };
