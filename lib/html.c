@@ -224,37 +224,65 @@ static int kind_of(const struct pm_prof_mapping *m, const char *name, const char
 }
 
 /*
- * Add one sample's values (@vals, @nv of them; @map: the tree's type of
- * each, -1 for none) at the end of its stack, into @dst (self or bself).
+ * The frames of each location of @p, root-most first (the physical caller,
+ * then its inlined callees), interned once: fids[start[i] .. start[i + 1]).
  */
-static void add_sample(struct tree *t, const struct pm_profile *p, const struct pm_prof_sample *s,
-		       const long *map, size_t nv, bool base)
+struct locframes {
+	size_t *start;
+	uint32_t *fids;
+};
+
+static void loc_frames(struct tree *t, const struct pm_profile *p, struct locframes *lf)
 {
-	size_t node = 0, j, k;
+	size_t n = pm_prof_nlocs(p), i, k, m = 0;
 
-	for (j = s->nlocs; j-- > 0;) {
-		const struct pm_prof_loc *l = pm_prof_loc_by_id(p, s->loc_ids[j]);
-		const struct pm_prof_mapping *m;
+	lf->start = xcalloc(n + 1, sizeof(*lf->start));
+	for (i = 0; i < n; i++) {
+		const struct pm_prof_loc *l = pm_prof_loc_at(p, i);
 
-		if (!l)
-			continue;
-		m = pm_prof_mapping_by_id(p, l->mapping_id);
+		lf->start[i] = m;
+		m += l->nlines ? l->nlines : 1;
+	}
+	lf->start[n] = m;
+	lf->fids = xcalloc(m + 1, sizeof(*lf->fids));
+	for (i = 0; i < n; i++) {
+		const struct pm_prof_loc *l = pm_prof_loc_at(p, i);
+		const struct pm_prof_mapping *mp = pm_prof_mapping_by_id(p, l->mapping_id);
+		size_t o = lf->start[i];
+
 		for (k = l->nlines ? l->nlines : 1; k-- > 0;) {
 			const struct pm_prof_func *f =
 				l->nlines ? pm_prof_func_by_id(p, l->lines[k].func_id) : NULL;
-			uint32_t fid;
 
 			if (f && f->name && *f->name) {
-				fid = frame_id(t, f->name, f->file, f->start_line,
-					       kind_of(m, f->name, f->file));
+				lf->fids[o++] = frame_id(t, f->name, f->file, f->start_line,
+							 kind_of(mp, f->name, f->file));
 			} else {
 				char *a = pm_report_addr_name(p, l);
 
-				fid = frame_id(t, a, NULL, 0, kind_of(m, a, NULL));
+				lf->fids[o++] = frame_id(t, a, NULL, 0, kind_of(mp, a, NULL));
 				free(a);
 			}
-			node = child(t, node, fid);
 		}
+	}
+}
+
+/*
+ * Add one sample's values (@nv of them; @map: the tree's type of each, -1
+ * for none) at the end of its stack, into self (or with @base, bself).
+ */
+static void add_sample(struct tree *t, const struct pm_profile *p, const struct locframes *lf,
+		       const struct pm_prof_sample *s, const long *map, size_t nv, bool base)
+{
+	size_t node = 0, nl = pm_prof_nlocs(p), j, k;
+
+	for (j = s->nlocs; j-- > 0;) {
+		uint64_t id = s->loc_ids[j];
+
+		if (id < 1 || id > nl)
+			continue;
+		for (k = lf->start[id - 1]; k < lf->start[id]; k++)
+			node = child(t, node, lf->fids[k]);
 	}
 	for (k = 0; k < nv; k++) {
 		int64_t *dst;
@@ -264,6 +292,19 @@ static void add_sample(struct tree *t, const struct pm_profile *p, const struct 
 		dst = &(base ? t->bself : t->self)[node * t->nt + (size_t)map[k]];
 		*dst = add_sat(*dst, s->values[k]);
 	}
+}
+
+static void add_profile(struct tree *t, const struct pm_profile *p, const long *map, size_t nv,
+			bool base)
+{
+	struct locframes lf;
+	size_t i;
+
+	loc_frames(t, p, &lf);
+	for (i = 0; i < pm_prof_nsamples(p); i++)
+		add_sample(t, p, &lf, pm_prof_sample_at(p, i), map, nv, base);
+	free(lf.start);
+	free(lf.fids);
 }
 
 /* Sum of the children into each node: children come after their parent. */
@@ -421,10 +462,9 @@ int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
 	}
 	t.has_base = base != NULL;
 	new_node(&t, UINT32_MAX, UINT32_MAX); /* the root */
-	for (i = 0; i < pm_prof_nsamples(p); i++)
-		add_sample(&t, p, pm_prof_sample_at(p, i), map, nt, false);
-	for (i = 0; base && i < pm_prof_nsamples(base); i++)
-		add_sample(&t, base, pm_prof_sample_at(base, i), bmap, nbt, true);
+	add_profile(&t, p, map, nt, false);
+	if (base)
+		add_profile(&t, base, bmap, nbt, true);
 
 	/* prune */
 	tot = totals(&t, t.self);

@@ -1,4 +1,5 @@
 #!/bin/sh
+# san: no (a timing; the page's writer runs under ASan in t403, t404 and test-html)
 # report --html on a profile of 100 000 distinct stacks (synthesised with
 # npm's pprof-format by tests/e2e/synth.js): the page stays under 10 MB,
 # says what it pruned, keeps the totals, and Debian's chromium draws it in
@@ -6,7 +7,6 @@
 # the best of 5 loads.  A 20-frame page is timed the same way as a reference:
 # when even that takes over 300 ms the machine is too loaded to time
 # anything, and the timing skips (saying so).
-# san: no
 . "$(dirname "$0")/lib.sh"
 need_cmd node node
 need_cmd chromium chromium
