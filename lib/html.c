@@ -427,7 +427,8 @@ int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
 	size_t i, k, nkept, nmatched = 0;
 	long vi = o->value_index, *map, *bmap;
 	int64_t *tot, *btot = NULL, *scale, *pself, *pbself;
-	uint32_t *newid, *ppar;
+	uint32_t *newid, *ppar, *fmap;
+	size_t nfw = 0;
 	size_t npp = 0;
 	double f = o->node_fraction;
 	bool *keep;
@@ -558,17 +559,24 @@ int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
 		      "\"auto\":%s,\"max\":%d,\"frames\":%zu}",
 		  f, t.n, nkept, t.n - nkept, o->node_fraction < 0 ? "true" : "false",
 		  PM_HTML_MAX_NODES, npp);
-	/* frames: [name, file, line, kind] */
+	/* frames of the nodes kept, renumbered: [name, file, line, kind] */
+	fmap = xcalloc(t.nfr + 1, sizeof(*fmap)); /* new id + 1 */
+	for (i = 1; i < t.n; i++)
+		if (keep[i] && !fmap[t.frame[i]])
+			fmap[t.frame[i]] = 1;
 	sb_str(&b, ",\"frames\":[");
 	for (i = 0; i < t.nfr; i++) {
-		sb_str(&b, i ? ",[" : "[");
+		if (!fmap[i])
+			continue;
+		fmap[i] = (uint32_t)++nfw;
+		sb_str(&b, nfw > 1 ? ",[" : "[");
 		sb_json(&b, t.fr[i].name);
 		sb_str(&b, ",");
 		sb_json(&b, t.fr[i].file ? t.fr[i].file : "");
 		sb_printf(&b, ",%" PRId64 ",%d]", t.fr[i].line, t.fr[i].kind);
 	}
 	/* the [pruned] frame */
-	sb_printf(&b, "%s[\"[pruned]\",\"\",0,%d]]", t.nfr ? "," : "", K_OTHER);
+	sb_printf(&b, "%s[\"[pruned]\",\"\",0,%d]]", nfw ? "," : "", K_OTHER);
 	/*
 	 * nodes, in an order where parents come first: "up" (the distance back
 	 * to the parent; the root's 0), frame, self values divided by scale per
@@ -583,9 +591,9 @@ int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
 	sb_str(&b, "],\"frame\":[-1");
 	for (i = 1; i < t.n; i++)
 		if (keep[i])
-			sb_printf(&b, ",%" PRIu32, t.frame[i]);
+			sb_printf(&b, ",%" PRIu32, fmap[t.frame[i]] - 1);
 	for (i = 0; i < npp; i++)
-		sb_printf(&b, ",%zu", t.nfr);
+		sb_printf(&b, ",%zu", nfw);
 	for (int which = 0; which < (base ? 2 : 1); which++) {
 		const int64_t *sv = which ? t.bself : t.self, *pv = which ? pbself : pself;
 
@@ -648,6 +656,7 @@ int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
 	free(pself);
 	free(pbself);
 	free(scale);
+	free(fmap);
 	free(map);
 	free(bmap);
 	*out = b.s;

@@ -130,6 +130,9 @@ static int test_prune(void)
 	/* of 1003 samples, only main.main -> main.work (1001) stays; the rest goes to [pruned] */
 	CHECK(strstr(s, "\"fraction\":0.01,"));
 	CHECK(strstr(s, "[\"[pruned]\",\"\",0,5]"));
+	/* only the frames of the nodes kept are written */
+	CHECK(!strstr(s, "memcpy"));
+	CHECK(!strstr(s, "do_syscall_64"));
 	/* root, main.main, main.work; [pruned] under the root (2: creator, odd) and under
 	 * main.work (the kernel leaf): self 1000 at main.work, 2 and 1 at the [pruned] */
 	CHECK(strstr(s, "\"self\":[[0,0,1000,2,1],0]"));
