@@ -1,4 +1,5 @@
 #!/bin/sh
+# san: no (the browser part; lib/html's diff runs under ASan in test-html, the page in t403)
 # report --html --diff-base: the differential flame graph of two runs of
 # the diffwork fixture, main.varied's work doubled in the second (-ratio 1,
 # then 2).  In Debian's chromium: main.varied red, main.steady blue, their
