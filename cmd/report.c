@@ -411,16 +411,23 @@ int cmd_report(int argc, char **argv)
 		av[ac] = argv[ac];
 	for (;;) {
 		first = pm_opt_parse(ac, av, report_opts, report_usage, 1, report_opt, &r);
-		if (first < 0 || first >= ac || strcmp(av[first], "--") == 0)
+		if (first < 0 || first >= ac)
 			break;
-		if (!r.html || operand) {
-			pm_error("unexpected argument '%s'; give the file with -i", av[first]);
+		if (operand) {
+			pm_error("unexpected argument '%s' after '%s'; give the file with -i",
+				 av[first], operand);
 			free(av);
 			return 2;
 		}
 		operand = av[first];
 		memmove(av + 1, av + first + 1, (size_t)(ac - first) * sizeof(*av));
 		ac -= first;
+	}
+	if (first >= 0 && operand && !r.html) {
+		pm_error("unexpected argument '%s'; give the file with -i (a page's file after --html)",
+			 operand);
+		free(av);
+		return 2;
 	}
 	free(av);
 	if (first == -2)
