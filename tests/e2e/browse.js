@@ -32,14 +32,20 @@ function die(msg) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function launch() {
-	return puppeteer.launch({
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmuprof-chromium-'));
+	const b = await puppeteer.launch({
 		executablePath: chromium,
 		headless: true,
 		// no network: the page must need none
 		args: ['--no-sandbox', '--disable-dev-shm-usage', '--enable-unsafe-swiftshader',
 			'--use-angle=swiftshader', '--no-first-run', '--disable-background-networking',
-			'--user-data-dir=' + fs.mkdtempSync(path.join(os.tmpdir(), 'pmuprof-chromium-'))],
+			'--user-data-dir=' + dir],
 	});
+	const close = b.close.bind(b);
+	b.close = async () => {
+		try { await close(); } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+	};
+	return b;
 }
 
 async function open(browser, url) {
