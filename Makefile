@@ -68,6 +68,14 @@ $(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h: proto/profile.proto
 	@echo "  PROTOC  $<"
 	$(Q)protoc-c --proto_path=proto --c_out=$(O)/gen $<
 
+# The flame-graph page's own script and style, embedded as C strings.
+$(O)/gen/flame-assets.h: web/flame.js web/flame.css scripts/embed.sh
+	@mkdir -p $(O)/gen
+	@echo "  EMBED   $@"
+	$(Q)./scripts/embed.sh $@ pm_flame_js web/flame.js pm_flame_css web/flame.css
+
+$(O)/lib/html.o: $(O)/gen/flame-assets.h
+
 # Generated code: no -Werror, it is not ours.
 $(O)/gen/profile.pb-c.o: $(O)/gen/profile.pb-c.c
 	@echo "  CC      $@"

@@ -89,8 +89,7 @@ static char *text_name(const char *s)
 	return r;
 }
 
-/* The name of an address without a function: "module+0x<offset>" or "0x<address>". */
-static char *addr_name(const struct pm_profile *p, const struct pm_prof_loc *l)
+char *pm_report_addr_name(const struct pm_profile *p, const struct pm_prof_loc *l)
 {
 	const struct pm_prof_mapping *m = l ? pm_prof_mapping_by_id(p, l->mapping_id) : NULL;
 	uint64_t addr = l ? l->address : 0;
@@ -311,6 +310,31 @@ static void text_header(const struct pm_profile *p, struct out *o,
 	outf(o, "#\n");
 }
 
+int pm_report_header(const struct pm_profile *p, FILE *f, const struct pm_report_opts *opts)
+{
+	struct out o = { f, 0 };
+	long vi = pick_value(p, opts, false), ci = pm_prof_find_sample_type(p, "samples");
+	bool have_count = ci >= 0;
+	int64_t total = 0, nsamp = 0;
+	size_t i;
+
+	if (opts && opts->value_index >= 0 && vi < 0)
+		return -EINVAL;
+	if (ci < 0)
+		ci = vi;
+	for (i = 0; i < pm_prof_nsamples(p); i++) {
+		const struct pm_prof_sample *s = pm_prof_sample_at(p, i);
+		int64_t v = vi >= 0 ? s->values[vi] : 0, c = ci >= 0 ? s->values[ci] : 0;
+
+		if (vi >= 0 && !v)
+			continue;
+		total = add_sat(total, v);
+		nsamp = add_sat(nsamp, have_count ? c : 1);
+	}
+	text_header(p, &o, opts, vi, total, nsamp, have_count);
+	return out_end(&o);
+}
+
 struct named_loc {
 	char *name;
 	size_t i;
@@ -337,7 +361,7 @@ static size_t *loc_canon(const struct pm_profile *p)
 	size_t *canon = xcalloc(n + 1, sizeof(*canon));
 
 	for (i = 0; i < n; i++) {
-		v[i].name = addr_name(p, pm_prof_loc_at(p, i));
+		v[i].name = pm_report_addr_name(p, pm_prof_loc_at(p, i));
 		v[i].i = i;
 	}
 	qsort(v, n, sizeof(*v), cmp_named_loc);
@@ -435,7 +459,7 @@ int pm_report_text(const struct pm_profile *p, FILE *f, const struct pm_report_o
 			r->file = fn->file;
 			r->line = fn->start_line;
 		} else {
-			r->name = addr_name(p, pm_prof_loc_at(p, i - nf));
+			r->name = pm_report_addr_name(p, pm_prof_loc_at(p, i - nf));
 		}
 	}
 	if (nrows) {
@@ -520,7 +544,7 @@ static char *loc_fragment(const struct pm_profile *p, const struct pm_prof_loc *
 	size_t j;
 
 	if (!l->nlines) {
-		char *n = addr_name(p, l);
+		char *n = pm_report_addr_name(p, l);
 
 		sb_folded(&b, n);
 		free(n);
@@ -539,7 +563,7 @@ static char *loc_fragment(const struct pm_profile *p, const struct pm_prof_loc *
 			if (kernel)
 				sb_add(&b, "_[k]", 4);
 		} else {
-			char *n = addr_name(p, l);
+			char *n = pm_report_addr_name(p, l);
 
 			sb_folded(&b, n);
 			free(n);

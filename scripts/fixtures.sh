@@ -10,7 +10,9 @@
 #   into $work/gopath/pkg/mod, checked against its go.sum) builds in module
 #   mode, the others in GOPATH mode.
 #   npm/node_modules/   @esbuild/linux-x64 (Go 1.26), lefthook-linux-x64
-#                       (Go 1.27), pprof-format (an independent pprof decoder)
+#                       (Go 1.27), pprof-format (an independent pprof decoder),
+#                       puppeteer-core (drives Debian's chromium; it downloads
+#                       no browser) and speedscope (a flame-graph viewer)
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 work=${PMUPROF_FIXTURES:-$top/tests/.work}
@@ -86,11 +88,12 @@ if [ ! -x "$golden/go/shares" ] || ! cmp -s "$top/tests/go/shares/main.go" "$gsr
 fi
 
 # npm packages: versions pinned, scripts not run, nothing committed.
-if [ ! -f "$work/npm/.done-v1" ]; then
+if [ ! -f "$work/npm/.done-v2" ]; then
 	(cd "$work/npm" &&
 		{ [ -f package.json ] || echo '{"name":"pmuprof-fixtures","private":true}' > package.json; } &&
 		npm install --ignore-scripts --no-audit --no-fund --silent \
-			@esbuild/linux-x64@0.28 lefthook-linux-x64@2.2 pprof-format@2 >/dev/null 2>&1) ||
+			@esbuild/linux-x64@0.28 lefthook-linux-x64@2.2 pprof-format@2 \
+			puppeteer-core@25 speedscope@1 >/dev/null 2>&1) ||
 		{ echo "fixtures: npm install failed; tests that need npm packages will skip" >&2; exit 0; }
-	touch "$work/npm/.done-v1"
+	touch "$work/npm/.done-v2"
 fi
