@@ -76,6 +76,7 @@ struct gproc {
 	uint64_t snap_time;
 	struct pm_gor_layout l;
 	const struct pm_map *gomap; /* the Go binary's mapping the layout came from */
+	uint64_t allgs_at; /* runtime.allgs in the binary (pm_gor_allgs), 0 = not looked up */
 };
 
 struct seen {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "elfimg.h"
+#include "gopclntab.h"
 #include "goroutine-int.h"
 #include "maps.h"
 #include "util.h"
@@ -333,6 +334,64 @@ int pm_gor_read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t l
 
 #define ALLGS_MAX (1u << 20) /* goroutines listed at most */
 
+/* Is @a in a writable PT_LOAD of @e (data, bss)? */
+static bool in_data(const struct pm_elf *e, uint64_t a)
+{
+	for (size_t i = 0; i < pm_elf_nsegments(e); i++) {
+		const struct pm_elf_segment *sg = pm_elf_segment_at(e, i);
+
+		if ((sg->flags & 2) && a >= sg->vaddr && a - sg->vaddr + 24 <= sg->memsz)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * runtime.allgs where the ELF symbols are gone (a stripped binary): the
+ * slice runtime.forEachG ranges over, from its code (named in the Go
+ * function table, which stripping keeps): the one data address it loads
+ * with a RIP-relative MOVQ (REX.W 8B /r, mod 00, rm 101) together with the
+ * word after it (the slice's pointer and length).  0 when not found.
+ */
+static uint64_t allgs_from_code(const struct pm_elf *e)
+{
+	struct pm_go *go = NULL;
+	uint64_t at = 0, t[64];
+	size_t nt = 0;
+
+	if (pm_go_open(&go, e) != 0)
+		return 0;
+	for (size_t i = 0; i < pm_go_nfuncs(go) && !at; i++) {
+		const char *f = pm_go_func_name(go, (long)i);
+		uint64_t lo, hi;
+		const uint8_t *b;
+
+		if (!f || strcmp(f, "runtime.forEachG") != 0)
+			continue;
+		lo = pm_go_func_entry(go, (long)i);
+		hi = i + 1 < pm_go_nfuncs(go) ? pm_go_func_entry(go, (long)i + 1) : lo;
+		if (hi <= lo || hi - lo > 4096 || !(b = pm_elf_vaddr_bytes(e, lo, (size_t)(hi - lo))))
+			break;
+		for (uint64_t k = 0; k + 7 <= hi - lo && nt < PM_ARRAY_SIZE(t); k++)
+			if ((b[k] == 0x48 || b[k] == 0x4c) && b[k + 1] == 0x8b &&
+			    (b[k + 2] & 0xc7) == 0x05) {
+				int32_t d = (int32_t)pm_le32(b + k + 3);
+				uint64_t a = lo + k + 7 + (uint64_t)(int64_t)d;
+
+				if (in_data(e, a))
+					t[nt++] = a;
+			}
+		for (size_t x = 0; x < nt && !at; x++)
+			for (size_t y = 0; y < nt; y++)
+				if (t[y] == t[x] + 8) {
+					at = t[x];
+					break;
+				}
+	}
+	pm_go_free(go);
+	return at;
+}
+
 int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 {
 	struct gproc *p = pm_gor_proc_of(g, pid);
@@ -341,11 +400,19 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 	uint8_t *b;
 	size_t len, i;
 
-	if (!p->gomap || !p->gomap->sym || !(e = pm_elf_open(pm_sym_path(p->gomap->sym))))
+	if (!p->gomap || !p->gomap->sym)
 		return -ENOENT;
-	at = pm_elf_symbol_addr(e, "runtime.allgs");
-	pm_elf_free(e);
-	if (!at)
+	if (!p->allgs_at) { /* looked up once (UINT64_MAX: not found) */
+		if (!(e = pm_elf_open(pm_sym_path(p->gomap->sym))))
+			return -ENOENT;
+		at = pm_elf_symbol_addr(e, "runtime.allgs");
+		if (!at)
+			at = allgs_from_code(e);
+		pm_elf_free(e);
+		p->allgs_at = at ? at : UINT64_MAX;
+	}
+	at = p->allgs_at;
+	if (at == UINT64_MAX)
 		return -ENOENT;
 	at = (uint64_t)((int64_t)at + p->gomap->bias);
 	/* {ptr, len, cap}: a new array is made whole before it is published */

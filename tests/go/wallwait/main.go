@@ -6,7 +6,8 @@
 // N goroutines block in a channel receive in main.chanWaiter, M loop in
 // time.Sleep in main.sleeper, K block on a held sync.Mutex in
 // main.mutexWaiter, one spins in main.busy; main waits in main.main.  It
-// prints its truth: "ready" once every goroutine is parked, "goid FUNC ID"
+// prints its truth: "ready MS" once every goroutine is parked (MS after
+// main began), "goid FUNC ID"
 // for each goroutine, and "reason FUNC REASON" with the wait reason the
 // runtime itself gives each (its own goroutine profile, debug=2), then
 // exits after SECS seconds.
@@ -70,6 +71,7 @@ func busy() {
 }
 
 func main() {
+	start := time.Now()
 	if len(os.Args) != 5 {
 		fmt.Fprintln(os.Stderr, "usage: wallwait N M K SECS")
 		os.Exit(2)
@@ -106,6 +108,6 @@ func main() {
 			fmt.Printf("reason %s %s\n", mt[2], mt[1])
 		}
 	}
-	fmt.Println("ready")
+	fmt.Printf("ready %d\n", time.Since(start).Milliseconds()+1)
 	time.Sleep(time.Duration(secs * float64(time.Second)))
 }
