@@ -1054,7 +1054,7 @@ size_t pm_gor_frames_of(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks
 		g->anc_ptr = 0;
 	}
 	parent_mode = l->g_parent_goid && !good_ptr(g->anc_ptr);
-	if (parent_mode) {
+	if (parent_mode && g->o.creators) { /* kept for chains: only with creators */
 		struct seen *s = seen_slot(g, seen_key(pid, gi.goid), true);
 		s->gopc = gi.gopc;
 		s->parent = gi.parent_goid;

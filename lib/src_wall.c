@@ -33,6 +33,13 @@ enum { MK_RUNNING, MK_N };
 #define MARKER_BIT (1ULL << 32) /* a marker frame's addr; a label frame's is its index */
 static const char *const marker_name[MK_N] = { "[running]" };
 
+struct rd {
+	uint64_t addr;
+	void *buf;
+	size_t len;
+	bool ok;
+};
+
 /* One goroutine's g as last walked: its stack's frame ids, valid while the key holds. */
 struct went {
 	uint64_t gp;
@@ -67,7 +74,6 @@ struct wall {
 	unsigned hz;
 	uint64_t interval;      /* now: 1/HZ, longer when snapshots cost more (see timer) */
 	uint64_t next;
-	double cost_ns;         /* snapshot CPU time, moving average */
 	struct wproc *procs;
 	size_t nprocs;
 	struct wlab *labs;
@@ -76,10 +82,14 @@ struct wall {
 	char **bucket_names;
 	/* counts, for the profile's comments */
 	uint64_t snapshots, goroutines, walked, reused, torn, unreadable, cut, moving, running;
-	uint64_t cpu_ns, min_interval_seen, max_interval;
-	/* scratch */
+	uint64_t cpu_ns, counted, max_cpu_ns, setup_ns, max_interval;
+	/* scratch, kept from one snapshot to the next (no fresh pages each time) */
 	uint8_t *gbuf, *gbuf2, *sbuf;
 	size_t gcap, scap;
+	struct rd *r, *sr, *gr;
+	size_t *walk;
+	size_t rcap;
+	bool setup;             /* this snapshot found a process's layout (not counted in the rate) */
 	uint64_t pcs[PM_REG_MAX_FRAMES];
 };
 
@@ -177,13 +187,6 @@ static void read_names(struct wproc *w, const char *path)
 }
 
 /* ---- reading the target ---- */
-
-struct rd {
-	uint64_t addr;
-	void *buf;
-	size_t len;
-	bool ok;
-};
 
 /* Many reads, IOV_MAX at a time; a read that faults is marked, the rest go on. */
 static void read_many(pid_t pid, struct rd *r, size_t n)
@@ -310,7 +313,7 @@ static struct wproc *proc_of(struct wall *w, pid_t pid)
 }
 
 /* The runtime's layout for @pid, from its Go binary's mapping. */
-static bool proc_ready(struct session *s, struct wproc *p)
+static bool proc_ready(struct session *s, struct wall *w, struct wproc *p)
 {
 	const char *path = NULL;
 	uint64_t pcs[8];
@@ -337,6 +340,7 @@ static bool proc_ready(struct session *s, struct wproc *p)
 		return false;
 	}
 	read_names(p, path);
+	w->setup = true;
 	if (!p->nnames)
 		pm_warn("--wall: PID %d: the runtime's names of wait reasons were not found in "
 			"its binary: wait_reason labels are numbers", (int)p->pid);
@@ -372,6 +376,18 @@ static bool same_key(const struct went *e, uint64_t gp, int64_t goid, uint32_t s
 	       e->pc == pc && e->sp == sp && e->bp == bp;
 }
 
+/* What a walk depends on, equal in two reads of a g: else it ran (or moved) between them. */
+static bool same_g(const struct pm_gor_layout *l, const uint8_t *a, const uint8_t *b)
+{
+	const uint32_t off[] = { 0, 8, l->g_status, l->g_goid, l->g_sched_pc, l->g_sched_sp,
+				 l->g_sched_bp };
+
+	for (size_t i = 0; i < PM_ARRAY_SIZE(off); i++)
+		if (memcmp(a + off[i], b + off[i], i == 2 ? 4 : 8) != 0)
+			return false;
+	return !l->g_waitreason || a[l->g_waitreason] == b[l->g_waitreason];
+}
+
 static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, uint64_t now)
 {
 	const struct pm_gor_layout *l;
@@ -381,7 +397,7 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 	size_t *walk;
 	uint32_t gsz;
 
-	if (!proc_ready(s, p))
+	if (!proc_ready(s, w, p))
 		return;
 	l = p->l;
 	gsz = l->g_size;
@@ -399,24 +415,32 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 		memset(p->ent + p->nent, 0, (n - p->nent) * sizeof(*p->ent));
 		p->nent = n;
 	}
-	if (w->gcap < n) {
+	gsz = (gsz + 7) & ~7u;
+	if (w->gcap < n * gsz) {
 		free(w->gbuf);
 		free(w->gbuf2);
-		w->gbuf = xmalloc(n * WALL_GBUF);
-		w->gbuf2 = xmalloc(n * WALL_GBUF);
-		w->gcap = n;
+		w->gcap = n * gsz + n * gsz / 4;
+		w->gbuf = xmalloc(w->gcap);
+		w->gbuf2 = xmalloc(w->gcap);
 	}
-	r = xcalloc(n, sizeof(*r));
-	walk = xcalloc(n, sizeof(*walk));
+	if (w->rcap < n) {
+		w->rcap = n + n / 4;
+		w->r = xrealloc(w->r, w->rcap * sizeof(*w->r));
+		w->sr = xrealloc(w->sr, w->rcap * sizeof(*w->sr));
+		w->gr = xrealloc(w->gr, w->rcap * sizeof(*w->gr));
+		w->walk = xrealloc(w->walk, w->rcap * sizeof(*w->walk));
+	}
+	r = w->r;
+	walk = w->walk;
 	/* every g, one read each, batched */
 	for (i = 0; i < n; i++) {
 		r[i].addr = gs[i];
-		r[i].buf = w->gbuf + i * WALL_GBUF;
+		r[i].buf = w->gbuf + i * gsz;
 		r[i].len = gsz;
 	}
 	read_many(p->pid, r, n);
 	for (i = 0; i < n; i++) {
-		const uint8_t *gb = w->gbuf + i * WALL_GBUF;
+		const uint8_t *gb = w->gbuf + i * gsz;
 		struct went *e = &p->ent[i];
 		uint32_t st;
 		int64_t goid;
@@ -445,28 +469,33 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 		walk[nwalk++] = i;
 	}
 	/* the stacks of the goroutines that changed: read, walked, then the g read again */
-	if (w->scap < nwalk) {
-		free(w->sbuf);
-		w->sbuf = xmalloc(nwalk * WALL_STACK);
-		w->scap = nwalk;
-	}
 	{
-		struct rd *sr = xcalloc(nwalk ? nwalk : 1, sizeof(*sr));
-		struct rd *gr = xcalloc(nwalk ? nwalk : 1, sizeof(*gr));
+		struct rd *sr = w->sr, *gr = w->gr;
 		pid_t pid = p->pid;
+		size_t total = 0, off = 0;
 
 		for (size_t k = 0; k < nwalk; k++) {
-			const uint8_t *gb = w->gbuf + walk[k] * WALL_GBUF;
+			const uint8_t *gb = w->gbuf + walk[k] * gsz;
 			uint64_t lo = pm_le64(gb), hi = pm_le64(gb + 8), sp = pm_le64(gb + l->g_sched_sp);
 
-			sr[k].buf = w->sbuf + k * WALL_STACK;
 			sr[k].addr = sp;
 			sr[k].len = lo <= sp && sp < hi ? (size_t)PM_MIN(hi - sp, WALL_STACK) : 0;
+			total += sr[k].len;
+			gr[k].len = 0;
+		}
+		if (w->scap < total) { /* packed: a parked goroutine's stack is a few hundred bytes */
+			free(w->sbuf);
+			w->scap = total + total / 4;
+			w->sbuf = xmalloc(w->scap);
+		}
+		for (size_t k = 0; k < nwalk; k++) {
+			sr[k].buf = w->sbuf + off;
+			off += sr[k].len;
 		}
 		read_many(pid, sr, nwalk);
 		pm_reg_set_pid(s->reg, pid);
 		for (size_t k = 0; k < nwalk; k++) {
-			const uint8_t *gb = w->gbuf + walk[k] * WALL_GBUF;
+			const uint8_t *gb = w->gbuf + walk[k] * gsz;
 			struct went *e = &p->ent[walk[k]];
 			struct pm_unw_input in;
 			unsigned status = 0;
@@ -498,19 +527,19 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 			e->nf = (uint32_t)nf;
 			w->walked++;
 			gr[k].addr = gs[walk[k]];
-			gr[k].buf = w->gbuf2 + k * WALL_GBUF;
+			gr[k].buf = w->gbuf2 + k * gsz;
 			gr[k].len = gsz;
 		}
 		/* read again: a goroutine that ran meanwhile is dropped (counted), never misplaced */
 		read_many(pid, gr, nwalk);
 		for (size_t k = 0; k < nwalk; k++) {
-			const uint8_t *gb = w->gbuf + walk[k] * WALL_GBUF;
+			const uint8_t *gb = w->gbuf + walk[k] * gsz;
 			struct went *e = &p->ent[walk[k]];
 			uint32_t st = (uint32_t)pm_le32(gb + l->g_status);
 
 			if (!gr[k].len)
 				continue;
-			if (!gr[k].ok || memcmp(gb, gr[k].buf, gsz) != 0) {
+			if (!gr[k].ok || !same_g(l, gb, gr[k].buf)) {
 				w->torn++;
 				free(e->frames);
 				e->frames = NULL;
@@ -526,12 +555,10 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 			e->bp = pm_le64(gb + l->g_sched_bp);
 			e->since = now;
 		}
-		free(sr);
-		free(gr);
 	}
 	/* every goroutine: one sample of the time since the last snapshot */
 	for (i = 0; i < n; i++) {
-		const uint8_t *gb = w->gbuf + i * WALL_GBUF;
+		const uint8_t *gb = w->gbuf + i * gsz;
 		struct went *e = &p->ent[i];
 		uint32_t ids[PM_ARRAY_SIZE(s->ids)];
 		int64_t values[PM_SES_VALUES_MAX];
@@ -595,8 +622,6 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 		pm_stacks_add_tagged(s->stacks, (uint32_t)p->pid, 0, ids, nid, values);
 		w->goroutines++;
 	}
-	free(r);
-	free(walk);
 	free(gs);
 }
 
@@ -609,11 +634,12 @@ static uint64_t thread_cpu_ns(void)
 }
 
 /*
- * The rate: HZ while a snapshot costs little; when one costs C of CPU,
- * the next comes C / 10 % later at the earliest, so that snapshots take
- * at most a tenth of one core (C a moving average, 1/4 new), and at least
- * one a second.  Each goroutine's sample weighs the time since the
- * previous snapshot, so the wall time adds up whatever the rate.
+ * The rate: HZ snapshots a second, but the next one comes no sooner than
+ * ten times the CPU time the last one took, so that snapshots take at
+ * most a tenth of one core (WALL_BUDGET), and at least one a second.  The
+ * snapshot that first reads a process (its layout, its binary) does not
+ * count.  Each goroutine's sample weighs the time since the previous
+ * snapshot, so the wall time adds up whatever the rate.
  */
 static uint64_t wall_timer(struct session *s, uint64_t now)
 {
@@ -632,12 +658,20 @@ static uint64_t wall_timer(struct session *s, uint64_t now)
 		snapshot_proc(s, w, proc_of(w, s->cmd_pid), now);
 	}
 	c = thread_cpu_ns() - c0;
-	w->cpu_ns += c;
 	w->snapshots++;
-	w->cost_ns = w->snapshots == 1 ? (double)c : 0.75 * w->cost_ns + 0.25 * (double)c;
+	if (w->setup) {
+		w->setup_ns += c;
+		w->setup = false;
+		c = 0;
+	} else {
+		w->cpu_ns += c;
+		w->counted++;
+		if (c > w->max_cpu_ns)
+			w->max_cpu_ns = c;
+	}
 	iv = 1000000000ULL / w->hz;
-	if ((double)iv < w->cost_ns / WALL_BUDGET)
-		iv = (uint64_t)(w->cost_ns / WALL_BUDGET);
+	if ((double)iv < (double)c / WALL_BUDGET)
+		iv = (uint64_t)((double)c / WALL_BUDGET);
 	if (iv > WALL_MAX_INTERVAL)
 		iv = WALL_MAX_INTERVAL;
 	w->interval = iv;
@@ -683,11 +717,12 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 		      " goroutine samples (%" PRIu64 " running: stack not read), %" PRIu64
 		      " stacks walked, %" PRIu64 " reused; dropped: %" PRIu64
 		      " changed while read, %" PRIu64 " moving, %" PRIu64
-		      " unreadable; %" PRIu64 " stacks cut; snapshot CPU %.2f ms average, "
-		      "slowest interval %.0f ms",
+		      " unreadable; %" PRIu64 " stacks cut; snapshot CPU %.3f ms average, %.3f ms "
+		      "most (%.1f ms more to set up), longest interval %.0f ms",
 		      w->hz, w->snapshots, w->goroutines, w->running, w->walked, w->reused,
 		      w->torn, w->moving, w->unreadable, w->cut,
-		      w->snapshots ? (double)w->cpu_ns / 1e6 / (double)w->snapshots : 0.0,
+		      w->counted ? (double)w->cpu_ns / 1e6 / (double)w->counted : 0.0,
+		      (double)w->max_cpu_ns / 1e6, (double)w->setup_ns / 1e6,
 		      (double)w->max_interval / 1e6);
 	pm_prof_add_comment(p, c);
 	free(c);
@@ -782,6 +817,10 @@ static void wall_end(struct session *s)
 	free(w->gbuf);
 	free(w->gbuf2);
 	free(w->sbuf);
+	free(w->r);
+	free(w->sr);
+	free(w->gr);
+	free(w->walk);
 }
 
 const struct pm_source pm_src_wall = {
