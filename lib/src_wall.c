@@ -50,6 +50,17 @@ struct went {
 	uint64_t since; /* parked since at least (the events' clock); 0 = not parked */
 	uint32_t nf;
 	uint32_t *frames;
+	uint32_t gen;   /* bumped when frames change */
+	/*
+	 * The goroutine's sample so far (its whole stack: frames, creators,
+	 * tag, labels) and its weight: added to the profile when it changes
+	 * and at the end, so an unchanged goroutine costs no hashing
+	 */
+	uint32_t *acc;
+	uint32_t nacc, acc_gen;
+	int16_t acc_reason;
+	int8_t acc_state, acc_bucket;
+	uint64_t acc_lp, acc_time, accw;
 };
 
 /* A label set: state, wait reason, parked bucket. */
@@ -68,6 +79,7 @@ struct wproc {
 	struct went *ent;       /* by index in runtime.allgs (a g never moves in it) */
 	size_t nent;
 	uint64_t last;          /* the last snapshot's time */
+	uint64_t first;         /* the time the first one covers from */
 };
 
 struct wall {
@@ -369,6 +381,19 @@ static int state_of(uint32_t st)
 	}
 }
 
+/* The goroutine's sample so far into the profile. */
+static void flush(struct session *s, pid_t pid, struct went *e)
+{
+	int64_t values[PM_SES_VALUES_MAX];
+
+	if (!e->accw || !e->acc)
+		return;
+	memset(values, 0, s->nvalues * sizeof(values[0]));
+	values[s->val_off[pm_src_index(&pm_src_wall)]] = (int64_t)e->accw;
+	pm_stacks_add_tagged(s->stacks, (uint32_t)pid, 0, e->acc, e->nacc, values);
+	e->accw = 0;
+}
+
 static bool same_key(const struct went *e, uint64_t gp, int64_t goid, uint32_t st, uint8_t rs,
 		     uint64_t pc, uint64_t sp, uint64_t bp)
 {
@@ -407,6 +432,8 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 		return;
 	}
 	weight = p->last ? now - p->last : w->interval;
+	if (!p->first)
+		p->first = now - weight;
 	if (weight > WALL_MAX_INTERVAL)
 		weight = WALL_MAX_INTERVAL;
 	p->last = now;
@@ -521,10 +548,12 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 				ids[nf++] = s->cut_frame;
 				w->cut++;
 			}
+			flush(s, pid, e);
 			free(e->frames);
 			e->frames = xmalloc(nf * sizeof(*ids));
 			memcpy(e->frames, ids, nf * sizeof(*ids));
 			e->nf = (uint32_t)nf;
+			e->gen++;
 			w->walked++;
 			gr[k].addr = gs[walk[k]];
 			gr[k].buf = w->gbuf2 + k * gsz;
@@ -541,6 +570,7 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 				continue;
 			if (!gr[k].ok || !same_g(l, gb, gr[k].buf)) {
 				w->torn++;
+				flush(s, pid, e);
 				free(e->frames);
 				e->frames = NULL;
 				e->gp = 0;
@@ -566,14 +596,18 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 		uint32_t st;
 		int64_t goid;
 		int state, reason = -1, bucket = -1;
+		uint64_t lp;
 
 		if (!r[i].ok)
 			continue;
 		st = (uint32_t)pm_le32(gb + l->g_status);
 		goid = (int64_t)pm_le64(gb + l->g_goid);
 		state = state_of(st);
-		if (state < 0 || goid <= 0)
+		if (state < 0 || goid <= 0) {
+			flush(s, p->pid, e); /* it exited: its sample is whole */
 			continue;
+		}
+		lp = l->g_labels ? pm_le64(gb + l->g_labels) : 0;
 		if (state == ST_RUNNING) {
 			/*
 			 * on a thread now: g.sched is where it last stopped, not
@@ -613,14 +647,43 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 				reason = l->g_waitreason ? gb[l->g_waitreason] : -1;
 			if ((st & ~0x1000u) == 9)
 				reason = -2; /* preempted: named below */
+			/*
+			 * the same stack, labels, state, reason and bucket as its
+			 * sample so far (built over 50 ms ago, when every creation
+			 * before it had been fed): only its weight grows
+			 */
+			if (e->acc && e->acc_gen == e->gen && e->acc_lp == lp &&
+			    e->acc_state == state && e->acc_reason == reason &&
+			    e->acc_bucket == bucket && now - e->acc_time > 50000000ULL) {
+				e->accw += weight;
+				w->goroutines++;
+				continue;
+			}
 		}
 		nid = pm_gor_frames_of(s->gor, s->maps, s->stacks, p->pid, gs[i], gb, now, ids, nid,
 				       PM_ARRAY_SIZE(ids) - 1);
 		ids[nid++] = lab_frame(s, w, state, reason == -2 ? WALL_REASONS - 1 : reason, bucket);
-		memset(values, 0, s->nvalues * sizeof(values[0]));
-		values[s->val_off[pm_src_index(&pm_src_wall)]] = (int64_t)weight;
-		pm_stacks_add_tagged(s->stacks, (uint32_t)p->pid, 0, ids, nid, values);
 		w->goroutines++;
+		if (state == ST_RUNNING) {
+			memset(values, 0, s->nvalues * sizeof(values[0]));
+			values[s->val_off[pm_src_index(&pm_src_wall)]] = (int64_t)weight;
+			pm_stacks_add_tagged(s->stacks, (uint32_t)p->pid, 0, ids, nid, values);
+			continue;
+		}
+		flush(s, p->pid, e);
+		if (e->nacc < nid || !e->acc) {
+			free(e->acc);
+			e->acc = xmalloc(nid * sizeof(*ids));
+		}
+		memcpy(e->acc, ids, nid * sizeof(*ids));
+		e->nacc = (uint32_t)nid;
+		e->acc_gen = e->gen;
+		e->acc_lp = lp;
+		e->acc_state = (int8_t)state;
+		e->acc_reason = (int16_t)reason;
+		e->acc_bucket = (int8_t)bucket;
+		e->acc_time = e->acc_time ? e->acc_time : now;
+		e->accw = weight;
 	}
 	free(gs);
 }
@@ -701,8 +764,13 @@ static size_t wall_index_in(struct pm_profile *p)
 
 static void wall_profile_head(struct session *s, struct pm_profile *p)
 {
-	if (!wall_of(s)->hz)
+	struct wall *w = wall_of(s);
+
+	if (!w->hz)
 		return;
+	for (size_t i = 0; i < w->nprocs; i++) /* every goroutine's sample so far */
+		for (size_t k = 0; k < w->procs[i].nent; k++)
+			flush(s, w->procs[i].pid, &w->procs[i].ent[k]);
 	pm_prof_add_sample_type(p, "wall", "nanoseconds");
 }
 
@@ -710,9 +778,17 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 {
 	struct wall *w = wall_of(s);
 	char *c;
+	double span = 0;
 
 	if (!w->hz)
 		return;
+	for (size_t i = 0; i < w->nprocs; i++)
+		if (w->procs[i].last - w->procs[i].first > span * 1e9)
+			span = (double)(w->procs[i].last - w->procs[i].first) / 1e9;
+	c = xasprintf("pmuprof record: --wall: the snapshots cover %.2f s (each goroutine's "
+		      "samples weigh the time since the snapshot before)", span);
+	pm_prof_add_comment(p, c);
+	free(c);
 	c = xasprintf("pmuprof record: --wall %u Hz: %" PRIu64 " snapshots, %" PRIu64
 		      " goroutine samples (%" PRIu64 " running: stack not read), %" PRIu64
 		      " stacks walked, %" PRIu64 " reused; dropped: %" PRIu64
@@ -805,8 +881,10 @@ static void wall_end(struct session *s)
 	if (!w)
 		return;
 	for (size_t i = 0; i < w->nprocs; i++) {
-		for (size_t k = 0; k < w->procs[i].nent; k++)
+		for (size_t k = 0; k < w->procs[i].nent; k++) {
 			free(w->procs[i].ent[k].frames);
+			free(w->procs[i].ent[k].acc);
+		}
 		for (size_t k = 0; k < WALL_REASONS; k++)
 			free(w->procs[i].names[k]);
 		free(w->procs[i].ent);
