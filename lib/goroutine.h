@@ -67,6 +67,7 @@ struct pm_gor_layout {
 	uint32_t g_m, g_status, g_goid, g_parent_goid, g_gopc, g_startpc, g_ancestors, g_labels;
 	uint32_t g_sched_sp, g_sched_pc, g_sched_bp; /* g.sched (a gobuf): its sp, pc, bp */
 	uint32_t g_waitsince, g_waitreason; /* wall snapshots: int64, uint8 (0 = not known) */
+	uint32_t g_trackseq; /* g.trackingSeq (uint8): bumped each time it stops running */
 	uint32_t m_size;
 	uint32_t m_procid, m_gsignal, m_curg;
 	enum pm_gor_labels_kind labels;

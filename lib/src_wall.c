@@ -46,7 +46,7 @@ struct went {
 	int64_t goid;
 	uint64_t pc, sp, bp;
 	uint32_t status;
-	uint8_t reason;
+	uint8_t reason, seq; /* seq: g.trackingSeq, bumped each time it stops running */
 	uint64_t since; /* parked since at least (the events' clock); 0 = not parked */
 	uint32_t nf;
 	uint32_t *frames;
@@ -93,7 +93,7 @@ struct wall {
 	uint32_t *lab_idx;      /* [state][reason + 1][bucket + 1] -> lab index + 1 */
 	char **bucket_names;
 	/* counts, for the profile's comments */
-	uint64_t snapshots, goroutines, walked, reused, torn, unreadable, cut, moving, running;
+	uint64_t snapshots, goroutines, walked, reused, torn, retried, unreadable, cut, moving, running;
 	uint64_t cpu_ns, counted, max_cpu_ns, setup_ns, max_interval;
 	/* scratch, kept from one snapshot to the next (no fresh pages each time) */
 	uint8_t *gbuf, *gbuf2, *sbuf;
@@ -394,11 +394,15 @@ static void flush(struct session *s, pid_t pid, struct went *e)
 	e->accw = 0;
 }
 
-static bool same_key(const struct went *e, uint64_t gp, int64_t goid, uint32_t st, uint8_t rs,
-		     uint64_t pc, uint64_t sp, uint64_t bp)
+static bool same_key(const struct went *e, const struct pm_gor_layout *l, uint64_t gp,
+		     const uint8_t *gb)
 {
-	return e->gp == gp && e->goid == goid && e->status == st && e->reason == rs &&
-	       e->pc == pc && e->sp == sp && e->bp == bp;
+	return e->gp == gp && e->goid == (int64_t)pm_le64(gb + l->g_goid) &&
+	       e->status == (uint32_t)pm_le32(gb + l->g_status) &&
+	       e->reason == (l->g_waitreason ? gb[l->g_waitreason] : 0) &&
+	       e->seq == (l->g_trackseq ? gb[l->g_trackseq] : 0) &&
+	       e->pc == pm_le64(gb + l->g_sched_pc) && e->sp == pm_le64(gb + l->g_sched_sp) &&
+	       e->bp == pm_le64(gb + l->g_sched_bp);
 }
 
 /* What a walk depends on, equal in two reads of a g: else it ran (or moved) between them. */
@@ -410,7 +414,8 @@ static bool same_g(const struct pm_gor_layout *l, const uint8_t *a, const uint8_
 	for (size_t i = 0; i < PM_ARRAY_SIZE(off); i++)
 		if (memcmp(a + off[i], b + off[i], i == 2 ? 4 : 8) != 0)
 			return false;
-	return !l->g_waitreason || a[l->g_waitreason] == b[l->g_waitreason];
+	return (!l->g_waitreason || a[l->g_waitreason] == b[l->g_waitreason]) &&
+	       (!l->g_trackseq || a[l->g_trackseq] == b[l->g_trackseq]);
 }
 
 static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, uint64_t now)
@@ -431,11 +436,12 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 		w->unreadable++;
 		return;
 	}
+	/* the time since the last snapshot, whatever delayed this one: the wall time adds up */
 	weight = p->last ? now - p->last : w->interval;
 	if (!p->first)
 		p->first = now - weight;
-	if (weight > WALL_MAX_INTERVAL)
-		weight = WALL_MAX_INTERVAL;
+	if (weight > w->max_interval)
+		w->max_interval = weight;
 	p->last = now;
 	if (n > p->nent) {
 		p->ent = xrealloc(p->ent, n * sizeof(*p->ent));
@@ -488,18 +494,19 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 		}
 		if (state == ST_RUNNING)
 			continue; /* its saved context is stale: no walk */
-		if (same_key(e, gs[i], goid, st, l->g_waitreason ? gb[l->g_waitreason] : 0,
-			     pm_le64(gb + l->g_sched_pc), pm_le64(gb + l->g_sched_sp),
-			     pm_le64(gb + l->g_sched_bp)) &&
-		    e->frames)
+		if (same_key(e, l, gs[i], gb) && e->frames)
 			continue;
 		walk[nwalk++] = i;
 	}
-	/* the stacks of the goroutines that changed: read, walked, then the g read again */
-	{
+	/*
+	 * the stacks of the goroutines that changed: read, walked, then the g
+	 * read again; one that ran meanwhile is tried once more from that
+	 * second read, then dropped
+	 */
+	for (int round = 0; round < 2 && nwalk; round++) {
 		struct rd *sr = w->sr, *gr = w->gr;
 		pid_t pid = p->pid;
-		size_t total = 0, off = 0;
+		size_t total = 0, off = 0, nretry = 0;
 
 		for (size_t k = 0; k < nwalk; k++) {
 			const uint8_t *gb = w->gbuf + walk[k] * gsz;
@@ -569,22 +576,36 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 			if (!gr[k].len)
 				continue;
 			if (!gr[k].ok || !same_g(l, gb, gr[k].buf)) {
-				w->torn++;
+				int ns = gr[k].ok ? state_of((uint32_t)pm_le32(gr[k].buf + l->g_status)) : -1;
+
 				flush(s, pid, e);
 				free(e->frames);
 				e->frames = NULL;
 				e->gp = 0;
+				if (round == 0 && ns >= 0 && ns != ST_RUNNING) {
+					/* the second read is the g as it is now: walk it */
+					memcpy(w->gbuf + walk[k] * gsz, gr[k].buf, gsz);
+					walk[nretry++] = walk[k];
+					w->retried++;
+				} else if (gr[k].ok && ns == ST_RUNNING) {
+					/* it runs now: a running goroutine's sample (no stack) */
+					memcpy(w->gbuf + walk[k] * gsz, gr[k].buf, gsz);
+				} else {
+					w->torn++;
+				}
 				continue;
 			}
 			e->gp = gs[walk[k]];
 			e->goid = (int64_t)pm_le64(gb + l->g_goid);
 			e->status = st;
 			e->reason = l->g_waitreason ? gb[l->g_waitreason] : 0;
+			e->seq = l->g_trackseq ? gb[l->g_trackseq] : 0;
 			e->pc = pm_le64(gb + l->g_sched_pc);
 			e->sp = pm_le64(gb + l->g_sched_sp);
 			e->bp = pm_le64(gb + l->g_sched_bp);
 			e->since = now;
 		}
+		nwalk = nretry;
 	}
 	/* every goroutine: one sample of the time since the last snapshot */
 	for (i = 0; i < n; i++) {
@@ -625,10 +646,7 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 			}
 			w->running++;
 		} else {
-			if (!same_key(e, gs[i], goid, st, l->g_waitreason ? gb[l->g_waitreason] : 0,
-				      pm_le64(gb + l->g_sched_pc), pm_le64(gb + l->g_sched_sp),
-				      pm_le64(gb + l->g_sched_bp)) ||
-			    !e->frames)
+			if (!same_key(e, l, gs[i], gb) || !e->frames)
 				continue; /* torn (counted above) */
 			if (e->since != now)
 				w->reused++;
@@ -738,8 +756,6 @@ static uint64_t wall_timer(struct session *s, uint64_t now)
 	if (iv > WALL_MAX_INTERVAL)
 		iv = WALL_MAX_INTERVAL;
 	w->interval = iv;
-	if (iv > w->max_interval)
-		w->max_interval = iv;
 	w->next = (w->next && w->next + iv > now ? w->next : now) + iv;
 	return w->next;
 }
@@ -791,12 +807,12 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 	free(c);
 	c = xasprintf("pmuprof record: --wall %u Hz: %" PRIu64 " snapshots, %" PRIu64
 		      " goroutine samples (%" PRIu64 " running: stack not read), %" PRIu64
-		      " stacks walked, %" PRIu64 " reused; dropped: %" PRIu64
+		      " stacks walked, %" PRIu64 " reused, %" PRIu64 " read again; dropped: %" PRIu64
 		      " changed while read, %" PRIu64 " moving, %" PRIu64
 		      " unreadable; %" PRIu64 " stacks cut; snapshot CPU %.3f ms average, %.3f ms "
 		      "most (%.1f ms more to set up), longest interval %.0f ms",
 		      w->hz, w->snapshots, w->goroutines, w->running, w->walked, w->reused,
-		      w->torn, w->moving, w->unreadable, w->cut,
+		      w->retried, w->torn, w->moving, w->unreadable, w->cut,
 		      w->counted ? (double)w->cpu_ns / 1e6 / (double)w->counted : 0.0,
 		      (double)w->max_cpu_ns / 1e6, (double)w->setup_ns / 1e6,
 		      (double)w->max_interval / 1e6);
