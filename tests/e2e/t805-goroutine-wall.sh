@@ -59,6 +59,10 @@ judge() {
 		fi
 	done
 	if [ $ok = 1 ]; then pass "$n-reasons-ids"; else fail "$n-reasons-ids" "$why"; fi
+	# report: the wall by state and wait reason, the channel's the heaviest
+	want=$(awk '$1 == "reason" && $2 == "chanWaiter" { $1 = $2 = ""; sub(/^  /, ""); print }' "$T/$n.out")
+	first=$(sed -n '/^# by state and wait reason:/{n;p;}' "$T/$n.report")
+	case $first in *" waiting "*"$want"*) pass "$n-report-states" ;; *) fail "$n-report-states" "first row '$first', want waiting $want" ;; esac
 }
 
 launch() { # NAME FIXTURE
