@@ -70,6 +70,7 @@ launch() { # NAME FIXTURE
 	judge "$1"
 }
 attach() { # NAME FIXTURE
+	: >"$T/$1.out"
 	"$2" $N $M $K 3 >"$T/$1.out" 2>&1 &
 	p=$!
 	wait_ready=0
@@ -92,6 +93,16 @@ if [ -x "$FIX/go126/wallwait" ]; then
 	attach go126-attach "$FIX/go126/wallwait"
 	launch go126-stripped "$FIX/go126/wallwait-stripped"
 	attach go119-stripped-attach "$GOFIX/wallwait-stripped"
+fi
+
+# --creators: every goroutine's wall time under its creator's stack (main.main made them all)
+if [ -x "$FIX/go126/wallwait" ]; then
+	"$PMUPROF" record -q -e cpu-clock --wall --creators -o "$T/cr.pb.gz" -- "$FIX/go126/wallwait" $N $M $K 1 >"$T/cr.out" 2>"$T/cr.err"
+	"$PMUPROF" report -i "$T/cr.pb.gz" --sample-index wall --folded >"$T/cr.folded" 2>/dev/null
+	set -- $(awk '/main\.(chanWaiter|sleeper|mutexWaiter);/ { t += $NF; if (index($0, "main.main [creator];runtime.goexit;")) c += $NF }
+		END { printf "%d %.1f\n", t, t ? 100 * c / t : 0 }' "$T/cr.folded")
+	echo "# creators: $2 % of the waiters' wall time under main.main [creator]"
+	if [ "$1" -gt 0 ] && [ "$2" = 100.0 ]; then pass creators; else fail creators "$2 % of $1 ns: $(grep chanWaiter "$T/cr.folded" | grep -v 'main.main \[creator\]' | head -1 | cut -c1-200)"; fi
 fi
 
 # usage: a bad rate, and --raw (a capture does not hold the snapshots)
