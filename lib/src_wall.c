@@ -24,6 +24,7 @@
 #define WALL_REASONS 256      /* g.waitreason is a uint8 */
 #define WALL_BUCKETS 22       /* parked: 0, then 1, 2, 5 x 10^k ms */
 #define WALL_BATCH 1024       /* iovecs per process_vm_readv (IOV_MAX) */
+#define WALL_CHUNK 16384      /* goroutines a snapshot works on at once */
 #define WALL_GBUF 1024        /* bytes of a runtime.g read at most (G_READ_MAX) */
 
 enum { ST_RUNNING, ST_RUNNABLE, ST_WAITING, ST_SYSCALL, ST_N };
@@ -418,36 +419,17 @@ static bool same_g(const struct pm_gor_layout *l, const uint8_t *a, const uint8_
 	       (!l->g_trackseq || a[l->g_trackseq] == b[l->g_trackseq]);
 }
 
-static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, uint64_t now)
+/* Goroutines gs[0..n) of @p (their entries ent[0..n)): one snapshot's work on them. */
+static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
+			   const uint64_t *gs, struct went *ent, size_t n, uint64_t now,
+			   uint64_t weight)
 {
-	const struct pm_gor_layout *l;
-	uint64_t *gs = NULL, weight;
-	size_t n = 0, i, nwalk = 0;
+	const struct pm_gor_layout *l = p->l;
+	uint32_t gsz = l->g_size;
+	size_t i, nwalk = 0;
 	struct rd *r;
 	size_t *walk;
-	uint32_t gsz;
 
-	if (!proc_ready(s, w, p))
-		return;
-	l = p->l;
-	gsz = l->g_size;
-	pm_gor_pass(s->gor);
-	if (pm_gor_all(s->gor, p->pid, &gs, &n) != 0) {
-		w->unreadable++;
-		return;
-	}
-	/* the time since the last snapshot, whatever delayed this one: the wall time adds up */
-	weight = p->last ? now - p->last : w->interval;
-	if (!p->first)
-		p->first = now - weight;
-	if (weight > w->max_interval)
-		w->max_interval = weight;
-	p->last = now;
-	if (n > p->nent) {
-		p->ent = xrealloc(p->ent, n * sizeof(*p->ent));
-		memset(p->ent + p->nent, 0, (n - p->nent) * sizeof(*p->ent));
-		p->nent = n;
-	}
 	gsz = (gsz + 7) & ~7u;
 	if (w->gcap < n * gsz) {
 		free(w->gbuf);
@@ -474,7 +456,7 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 	read_many(p->pid, r, n);
 	for (i = 0; i < n; i++) {
 		const uint8_t *gb = w->gbuf + i * gsz;
-		struct went *e = &p->ent[i];
+		struct went *e = &ent[i];
 		uint32_t st;
 		int64_t goid;
 		int state;
@@ -530,7 +512,7 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 		pm_reg_set_pid(s->reg, pid);
 		for (size_t k = 0; k < nwalk; k++) {
 			const uint8_t *gb = w->gbuf + walk[k] * gsz;
-			struct went *e = &p->ent[walk[k]];
+			struct went *e = &ent[walk[k]];
 			struct pm_unw_input in;
 			unsigned status = 0;
 			size_t nf;
@@ -570,7 +552,7 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 		read_many(pid, gr, nwalk);
 		for (size_t k = 0; k < nwalk; k++) {
 			const uint8_t *gb = w->gbuf + walk[k] * gsz;
-			struct went *e = &p->ent[walk[k]];
+			struct went *e = &ent[walk[k]];
 			uint32_t st = (uint32_t)pm_le32(gb + l->g_status);
 
 			if (!gr[k].len)
@@ -610,7 +592,7 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 	/* every goroutine: one sample of the time since the last snapshot */
 	for (i = 0; i < n; i++) {
 		const uint8_t *gb = w->gbuf + i * gsz;
-		struct went *e = &p->ent[i];
+		struct went *e = &ent[i];
 		uint32_t ids[PM_ARRAY_SIZE(s->ids)];
 		int64_t values[PM_SES_VALUES_MAX];
 		size_t nid = 0;
@@ -703,6 +685,36 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 		e->acc_time = e->acc_time ? e->acc_time : now;
 		e->accw = weight;
 	}
+}
+
+static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, uint64_t now)
+{
+	uint64_t *gs = NULL, weight;
+	size_t n = 0;
+
+	if (!proc_ready(s, w, p))
+		return;
+	pm_gor_pass(s->gor);
+	if (pm_gor_all(s->gor, p->pid, &gs, &n) != 0) {
+		w->unreadable++;
+		return;
+	}
+	/* the time since the last snapshot, whatever delayed this one: the wall time adds up */
+	weight = p->last ? now - p->last : w->interval;
+	if (!p->first)
+		p->first = now - weight;
+	if (weight > w->max_interval)
+		w->max_interval = weight;
+	p->last = now;
+	if (n > p->nent) {
+		p->ent = xrealloc(p->ent, n * sizeof(*p->ent));
+		memset(p->ent + p->nent, 0, (n - p->nent) * sizeof(*p->ent));
+		p->nent = n;
+	}
+	/* in chunks: the scratch is bounded (WALL_CHUNK goroutines), whatever their number */
+	for (size_t c0 = 0; c0 < n; c0 += WALL_CHUNK)
+		snapshot_chunk(s, w, p, gs + c0, p->ent + c0, PM_MIN(WALL_CHUNK, n - c0), now,
+			       weight);
 	free(gs);
 }
 

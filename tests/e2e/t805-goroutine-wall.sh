@@ -55,7 +55,8 @@ judge() {
 		awk '/^ goroutine:/ { g = 1; next } g && NF == 0 { exit } g && $1 != "0" { print $NF }' "$T/$n.$f.tags" | sort -u >"$T/$n.$f.got"
 		awk -v f=$f '$1 == "goid" && $2 == f { print $3 }' "$T/$n.out" | sort -u >"$T/$n.$f.want"
 		if ! cmp -s "$T/$n.$f.got" "$T/$n.$f.want"; then
-			ok=0 why="$why $f ids: $(wc -l <"$T/$n.$f.got") sampled, $(wc -l <"$T/$n.$f.want") printed, $(comm -3 "$T/$n.$f.got" "$T/$n.$f.want" | head -3 | tr '\n\t' '  ')"
+			x=$(comm -23 "$T/$n.$f.got" "$T/$n.$f.want" | head -1)
+			ok=0 why="$why $f ids: $(wc -l <"$T/$n.$f.got") sampled, $(wc -l <"$T/$n.$f.want") printed, $(comm -3 "$T/$n.$f.got" "$T/$n.$f.want" | head -3 | tr '\n\t' '  ')${x:+ (goroutine $x: $(gotool tool pprof -sample_index=wall -tagfocus=goroutine=$x -traces "$T/$n.pb.gz" 2>/dev/null | grep -v '^ *$' | tail -n +9 | head -12 | tr -s ' \n' ' '))}"
 		fi
 	done
 	if [ $ok = 1 ]; then pass "$n-reasons-ids"; else fail "$n-reasons-ids" "$why"; fi
