@@ -20,7 +20,6 @@
 
 #define WALL_STACK 4096       /* stack bytes read per goroutine walked (read on past it) */
 #define WALL_BUDGET 0.10      /* the share of one core snapshots may take */
-#define WALL_MAX_INTERVAL 1000000000ULL /* the slowest rate: one snapshot a second */
 #define WALL_REASONS 256      /* g.waitreason is a uint8 */
 #define WALL_BUCKETS 22       /* parked: 0, then 1, 2, 5 x 10^k ms */
 #define WALL_BATCH 1024       /* iovecs per process_vm_readv (IOV_MAX) */
@@ -729,7 +728,7 @@ static uint64_t thread_cpu_ns(void)
 /*
  * The rate: HZ snapshots a second, but the next one comes no sooner than
  * ten times the CPU time the last one took, so that snapshots take at
- * most a tenth of one core (WALL_BUDGET), and at least one a second.  The
+ * most a tenth of one core (WALL_BUDGET), however many goroutines.  The
  * snapshot that first reads a process (its layout, its binary) does not
  * count.  Each goroutine's sample weighs the time since the previous
  * snapshot, so the wall time adds up whatever the rate.
@@ -765,8 +764,6 @@ static uint64_t wall_timer(struct session *s, uint64_t now)
 	iv = 1000000000ULL / w->hz;
 	if ((double)iv < (double)c / WALL_BUDGET)
 		iv = (uint64_t)((double)c / WALL_BUDGET);
-	if (iv > WALL_MAX_INTERVAL)
-		iv = WALL_MAX_INTERVAL;
 	w->interval = iv;
 	w->next = (w->next && w->next + iv > now ? w->next : now) + iv;
 	return w->next;
