@@ -1142,3 +1142,104 @@ size_t pm_gor_labels(struct pm_gor *g, const struct pm_stacks *st, const uint32_
 	}
 	return k;
 }
+
+/* ---- wall snapshots: goroutines read from the runtime's list, not from a sample ---- */
+
+const struct pm_gor_layout *pm_gor_layout_of(struct pm_gor *g, struct pm_maps *maps, pid_t pid,
+					     const uint64_t *pcs, size_t npcs, const char **path)
+{
+	struct gproc *p = pm_gor_proc_of(g, pid);
+
+	if (!find_layout(p, maps, pid, pcs, npcs))
+		return NULL;
+	if (path)
+		*path = p->gomap && p->gomap->sym ? pm_sym_path(p->gomap->sym) : NULL;
+	return &p->l;
+}
+
+int pm_gor_all(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
+{
+	struct gproc *p = pm_gor_proc_of(g, pid);
+
+	if (p->state != 1)
+		return -ENOENT;
+	return pm_gor_allgs(g, pid, gs, n);
+}
+
+size_t pm_gor_frames_of(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
+			uint64_t gp, const uint8_t *gb, uint64_t time, uint32_t *ids, size_t n,
+			size_t cap)
+{
+	struct gproc *p = pm_gor_proc_of(g, pid);
+	const struct pm_gor_layout *l = &p->l;
+	struct pm_gor_info gi;
+	struct centry *e;
+	const uint32_t *cids = g->tmp;
+	size_t nc = 0;
+	bool parent_mode;
+	uint64_t hv;
+
+	if (p->state != 1)
+		return n;
+	memset(&gi, 0, sizeof(gi));
+	gi.g = gp;
+	gi.goid = (int64_t)pm_le64(gb + l->g_goid);
+	gi.gopc = pm_le64(gb + l->g_gopc);
+	gi.startpc = l->g_startpc ? pm_le64(gb + l->g_startpc) : 0;
+	gi.parent_goid = l->g_parent_goid ? (int64_t)pm_le64(gb + l->g_parent_goid) : 0;
+	g->labels_ptr = l->g_labels ? pm_le64(gb + l->g_labels) : 0;
+	g->anc_ptr = l->g_ancestors ? pm_le64(gb + l->g_ancestors) : 0;
+	if (gi.goid <= 0)
+		return n;
+	if (g->probes) {
+		struct gent *ge;
+
+		if (!p->snap)
+			snap_take(g, maps, st, p, pid);
+		ge = gent_find(g, pid, gp);
+		/*
+		 * the log's goroutine on this g is the one read: its chain; a
+		 * creation not fed yet (the drain holds the newest back): the
+		 * runtime's record below, as without the probe
+		 */
+		if (ge && ge->goid == gi.goid) {
+			g->unw_status = 0;
+			g->switch_bp = 0;
+			g->sample_time = time;
+			return probed_sample(g, st, p, pid, &gi, ids, n, cap);
+		}
+		g->anc_ptr = 0;
+	}
+	parent_mode = l->g_parent_goid && !good_ptr(g->anc_ptr);
+	if (parent_mode && g->o.creators) { /* kept for chains: only with creators */
+		struct seen *s = seen_slot(g, seen_key(pid, gi.goid), true);
+		s->gopc = gi.gopc;
+		s->parent = gi.parent_goid;
+	}
+	hv = mix(mix(mix(mix(0, (uint64_t)pid), gi.g), (uint64_t)gi.goid), g->labels_ptr);
+	e = &g->cache[hv & (CACHE_SIZE - 1)];
+	if (!(e->pid == pid && e->g == gi.g && e->goid == gi.goid &&
+	      e->labels_ptr == g->labels_ptr && e->anc_ptr == g->anc_ptr && e->tag)) {
+		e->pid = pid;
+		e->g = gi.g;
+		e->goid = gi.goid;
+		e->labels_ptr = g->labels_ptr;
+		e->anc_ptr = g->anc_ptr;
+		pm_gor_read_extras(g, pid, l, &gi);
+		e->tag = intern_tag(g, gi.goid, gi.labels, gi.nlabels) + 1;
+		e->chain = 0;
+		if (g->o.creators && !parent_mode) {
+			nc = gi.nancestors ? chain_ancestors(g, maps, st, pid, &gi)
+					   : chain_gopc(g, maps, st, pid, &gi);
+			e->chain = intern_chain(g, g->tmp, nc) + 1;
+		}
+	}
+	nc = 0;
+	if (g->o.creators && parent_mode) {
+		nc = chain_gopc(g, maps, st, pid, &gi);
+	} else if (e->chain) {
+		cids = g->chainpool + g->chains[e->chain - 1].off;
+		nc = g->chains[e->chain - 1].n;
+	}
+	return append_chain_tag(st, ids, n, cap, cids, nc, e->tag);
+}

@@ -74,6 +74,7 @@ struct gproc {
 	int snap;
 	struct pm_gor_layout l;
 	const struct pm_map *gomap; /* the Go binary's mapping the layout came from */
+	uint64_t allgs_at; /* runtime.allgs in the binary (pm_gor_allgs), 0 = not looked up */
 };
 
 struct seen {

@@ -394,13 +394,19 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 	uint8_t *b;
 	size_t len, i;
 
-	if (!p->gomap || !p->gomap->sym || !(e = pm_elf_open(pm_sym_path(p->gomap->sym))))
+	if (!p->gomap || !p->gomap->sym)
 		return -ENOENT;
-	at = pm_elf_symbol_addr(e, "runtime.allgs");
-	if (!at)
-		at = allgs_from_code(e);
-	pm_elf_free(e);
-	if (!at)
+	if (!p->allgs_at) { /* looked up once (UINT64_MAX: not found) */
+		if (!(e = pm_elf_open(pm_sym_path(p->gomap->sym))))
+			return -ENOENT;
+		at = pm_elf_symbol_addr(e, "runtime.allgs");
+		if (!at)
+			at = allgs_from_code(e);
+		pm_elf_free(e);
+		p->allgs_at = at ? at : UINT64_MAX;
+	}
+	at = p->allgs_at;
+	if (at == UINT64_MAX)
 		return -ENOENT;
 	at = (uint64_t)((int64_t)at + p->gomap->bias);
 	/* {ptr, len, cap}: a new array is made whole before it is published */

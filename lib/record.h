@@ -59,6 +59,11 @@ struct pm_record_cfg {
 	 */
 	int creators;
 	/*
+	 * --wall[=HZ]: goroutine wall-clock snapshots a second (src_wall.h);
+	 * 0 = off.
+	 */
+	unsigned wall_hz;
+	/*
 	 * Also write a replayable capture (datafile.h) to this path, atomically
 	 * as the profile; NULL = none.
 	 */

@@ -7,11 +7,13 @@
 #include "session.h"
 #include "src_cpu.h"
 #include "src_creation.h"
+#include "src_wall.h"
 
 /* The CPU source first (source.h). */
 const struct pm_source *const pm_sources[] = {
 	&pm_src_cpu,
 	&pm_src_creation,
+	&pm_src_wall,
 };
 const size_t pm_nsources = PM_ARRAY_SIZE(pm_sources);
 
@@ -92,12 +94,16 @@ void pm_src_begin(struct session *s)
 		s->src_state[i] = src->state_size ? xcalloc(1, src->state_size) : NULL;
 		s->val_off[i] = s->nvalues;
 		s->nvalues += src->nvalues ? src->nvalues(s) : 0;
+		if (src->begin)
+			src->begin(s);
 	}
 }
 
 void pm_src_end(struct session *s)
 {
 	for (size_t i = 0; i < pm_nsources; i++) {
+		if (pm_sources[i]->end && s->src_state[i])
+			pm_sources[i]->end(s);
 		free(s->src_state[i]);
 		s->src_state[i] = NULL;
 	}

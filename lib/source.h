@@ -31,6 +31,7 @@ struct pm_profile;
 struct pm_prof_label;
 struct pm_rec_sample;
 struct pm_evt_spec;
+struct pm_stack_frame;
 
 struct pm_source {
 	const char *name;
@@ -67,10 +68,34 @@ struct pm_source {
 	 * record's; NULL before that record)?  Sets s->kind[e].
 	 */
 	bool (*claim)(struct session *s, size_t e, const char *name);
+	/* Processing starts (its state zeroed): set it up; ends: free what it holds. */
+	void (*begin)(struct session *s);
+	void (*end)(struct session *s);
 	/* Values it adds to each stack (s->val_off[its index] is the first). */
 	size_t (*nvalues)(const struct session *s);
 	/* A sample of its event @e, accepted (one per thread's event set). */
 	void (*sample)(struct session *s, size_t e, const struct pm_rec_sample *smp);
+	/*
+	 * Live: work of its own at a rate of its own (snapshots of the
+	 * target), not driven by events.  The loop calls it after each drain
+	 * with @now (the events' clock, CLOCK_MONOTONIC); it does what is due
+	 * and returns when it wants to be called next (0 = never), which
+	 * bounds the loop's poll.
+	 */
+	uint64_t (*timer)(struct session *s, uint64_t now);
+	/*
+	 * Frames it makes itself, of map PM_SES_SRC_MAP(its index) (markers,
+	 * label tags): the pprof location of @f, 0 for none.
+	 */
+	uint64_t (*location)(struct session *s, struct pm_profile *p, const struct pm_stack_frame *f);
+	/*
+	 * Labels it keeps in frames of its own at the root of a stack (ids,
+	 * *n of them): drop them from *n and write the labels into @out (at
+	 * most @max).  Returns the labels written.  Called before the
+	 * goroutine inspector's (whose tag frame is then the root).
+	 */
+	size_t (*stack_labels)(struct session *s, const uint32_t *ids, size_t *n,
+			       struct pm_prof_label *out, size_t max);
 	/* The profile, first: its sample types, period, descriptions. */
 	void (*profile_head)(struct session *s, struct pm_profile *p);
 	/* The profile's comments after the session's own (lost, cut, attached). */

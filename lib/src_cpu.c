@@ -146,7 +146,7 @@ static void cpu_profile_head(struct session *s, struct pm_profile *p)
 static void cpu_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
 			      size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
-	int64_t val[1 + PM_EVT_MAX];
+	int64_t val[2 + PM_EVT_MAX]; /* every sample type: samples, the events, wall */
 	size_t e;
 
 	for (e = 0; e < s->nuser; e++) {
