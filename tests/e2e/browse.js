@@ -32,20 +32,14 @@ function die(msg) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function launch() {
-	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmuprof-chromium-'));
-	const b = await puppeteer.launch({
+	return puppeteer.launch({
 		executablePath: chromium,
 		headless: true,
 		// no network: the page must need none
 		args: ['--no-sandbox', '--disable-dev-shm-usage', '--enable-unsafe-swiftshader',
 			'--use-angle=swiftshader', '--no-first-run', '--disable-background-networking',
-			'--user-data-dir=' + dir],
+			'--user-data-dir=' + fs.mkdtempSync(path.join(os.tmpdir(), 'pmuprof-chromium-'))],
 	});
-	const close = b.close.bind(b);
-	b.close = async () => {
-		try { await close(); } finally { fs.rmSync(dir, { recursive: true, force: true }); }
-	};
-	return b;
 }
 
 async function open(browser, url) {
@@ -59,14 +53,24 @@ async function open(browser, url) {
 	return { p, errors, requests };
 }
 
-// The tooltip's text over the first drawn frame named @name (or at depth 0 for the root).
+// The tooltip's text over the widest drawn frame named @name (or at depth 0 for the root).
 async function tip(p, pick) {
-	const frames = await p.evaluate(() => window.pmflame.frames());
-	const f = frames.find(pick);
+	// the widest such frame: a narrow one's centre may be a neighbour's pixel
+	const widest = (fs) => fs.filter(pick).reduce((a, b) => (!a || b.w > a.w ? b : a), null);
+	let f = widest(await p.evaluate(() => window.pmflame.frames()));
 	if (!f) return null;
+	// in the viewport first: a frame below it is hovered at the point that is there
+	const h = await p.evaluate(() => window.innerHeight);
+	if (f.y < 0 || f.y >= h) {
+		await p.evaluate((y) => window.scrollBy(0, y), f.y - h / 2);
+		f = widest(await p.evaluate(() => window.pmflame.frames()));
+	}
 	await p.mouse.move(f.x, f.y);
 	await sleep(30);
-	return { f, text: await p.$eval('#tip', (e) => e.textContent) };
+	const text = await p.$eval('#tip', (e) => e.textContent);
+	const name = await p.$eval('#tip', (e) => e.dataset.frame || '');
+	if (name !== f.name) console.log('error tooltip names ' + name + ', not ' + f.name);
+	return { f, text };
 }
 
 function share(text, what) { // "total: 1.34 s (40.17% of all...)"
