@@ -21,6 +21,8 @@ enum { OPT_NO_DROP_PRIVILEGES = 340 }; /* privileges */
 
 enum { OPT_NO_CALLCHAIN = 360 }; /* performance */
 
+enum { OPT_ALLOC = 380 }; /* allocations */
+
 #define DEFAULT_CREATORS 8 /* --creators without =N */
 
 static const struct pm_opt record_opts[] = {
@@ -40,6 +42,8 @@ static const struct pm_opt record_opts[] = {
 	{ OPT_CREATORS, "creators", NULL,
 	  "put each goroutine's stack under its creators' (--creators=N: N levels, default 8)" },
 	{ OPT_NO_CREATORS, "no-creators", NULL, "no creator frames (goroutine ids and labels stay)" },
+	{ OPT_ALLOC, "alloc", NULL,
+	  "sample the allocations Go's runtime samples for its heap profile (no CPU events without -e)" },
 	{ OPT_NO_DROP_PRIVILEGES, "no-drop-privileges", NULL,
 	  "under sudo, keep root for CMD and the files (default: SUDO_UID/SUDO_GID's)" },
 	{ 'q', "quiet", NULL, "no summary line" },
@@ -187,6 +191,9 @@ static int record_opt(int key, const char *arg, void *ctx)
 		break;
 	case OPT_NO_CREATORS:
 		r->cfg.creators = -1;
+		break;
+	case OPT_ALLOC:
+		r->cfg.alloc = true;
 		break;
 	case 'q':
 		r->cfg.quiet = true;

@@ -70,6 +70,11 @@ struct pm_record_cfg {
 	 * the files are given to them where outfile.h says)
 	 */
 	bool keep_privileges;
+	/*
+	 * --alloc: the allocations the Go runtime samples for its heap
+	 * profile (src_alloc.h); without @event, no CPU events
+	 */
+	bool alloc;
 };
 
 enum pm_record_err {

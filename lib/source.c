@@ -7,11 +7,13 @@
 #include "session.h"
 #include "src_cpu.h"
 #include "src_creation.h"
+#include "src_alloc.h"
 
 /* The CPU source first (source.h). */
 const struct pm_source *const pm_sources[] = {
 	&pm_src_cpu,
 	&pm_src_creation,
+	&pm_src_alloc,
 };
 const size_t pm_nsources = PM_ARRAY_SIZE(pm_sources);
 
