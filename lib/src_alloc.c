@@ -23,6 +23,7 @@
 #define RAW_SIZE 32 /* trace entry (8), probe ip (8), p, size (8 each) ... */
 #define RAW_RATE 40 /* ... and the rate of the moment, when its address is known */
 #define DEFAULT_RATE 524288 /* the runtime's MemProfileRate unless the program changes it */
+#define MAX_SIZE (1ULL << 40) /* bytes: larger is a bad read, not an object */
 
 /* s->kind[e] of its events: what add_events learnt of the binary */
 enum { KIND_OFF = 1, KIND_NO_RATE = 2 };
@@ -305,6 +306,10 @@ static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 		return;
 	}
 	size = raw_u64(smp->raw, 24);
+	if (size > MAX_SIZE) { /* not an allocation of this world: no sum may overflow */
+		st->bad++;
+		return;
+	}
 	if (smp->raw_size >= RAW_RATE) {
 		rate = (int64_t)raw_u64(smp->raw, 32);
 	} else {

@@ -15,7 +15,8 @@
 #     frames above the allocating function);
 #   - alloc_space shares by function, by tenant label and by creator within
 #     3 pp of the truth's, and at most 3 % of the bytes with the goroutine
-#     unknown (12 % attached: see below);
+#     unknown (12 % attached: see below); a --raw capture replayed gives
+#     the same profile (Go 1.26);
 # at the runtime's default rate (512 KiB): per-function alloc_space and
 # alloc_objects within 2 % of the program's own profile (the same sampled
 # allocations, scaled the same way: 1 / (1 - exp(-size/rate))); and a
@@ -93,8 +94,21 @@ for b in go126 go go127; do
 	fi
 	# launched, stripped
 	n=$b-launch
-	"$PMUPROF" record --alloc --creators -o "$T/$n.pb.gz" -- "$d/alloc-stripped" $ARGS -prof "$T/$n.go.pb.gz" >"$T/$n.out" 2>"$T/$n.err"
+	raw=
+	[ $b = go126 ] && raw="--raw $T/$n.data"
+	"$PMUPROF" record --alloc --creators $raw -o "$T/$n.pb.gz" -- "$d/alloc-stripped" $ARGS -prof "$T/$n.go.pb.gz" >"$T/$n.out" 2>"$T/$n.err"
 	judge $n "$T/$n.pb.gz" "$T/$n.out" "$T/$n.go.pb.gz"
+	if [ -n "$raw" ]; then # the capture replayed: the same samples, stacks, labels and creators
+		"$PMUPROF" report -i "$T/$n.data" --pprof "$T/$n.replay.pb.gz" >/dev/null 2>"$T/$n.rerr"
+		for f in pb.gz replay.pb.gz; do
+			gotool tool pprof -traces -sample_index=alloc_space "$T/$n.$f" 2>/dev/null | grep -v '^ *\(File\|Type\|Time\|Duration\|Build ID\):' >"$T/$n.$f.traces"
+		done
+		if [ -s "$T/$n.pb.gz.traces" ] && cmp -s "$T/$n.pb.gz.traces" "$T/$n.replay.pb.gz.traces"; then
+			pass "$n-replay"
+		else
+			fail "$n-replay" "$(diff "$T/$n.pb.gz.traces" "$T/$n.replay.pb.gz.traces" | head -5 | tr '\n' '|') $(head -2 "$T/$n.rerr")"
+		fi
+	fi
 	# attached (the fixture waits a second before its work)
 	n=$b-attach
 	"$d/alloc" -n 500 -pace 1 -delay 1s -linger 200ms -prof "$T/$n.go.pb.gz" >"$T/$n.out" 2>&1 &
