@@ -91,7 +91,8 @@ void pm_src_begin(struct session *s)
 	for (size_t i = 0; i < pm_nsources; i++) {
 		const struct pm_source *src = pm_sources[i];
 
-		s->src_state[i] = src->state_size ? xcalloc(1, src->state_size) : NULL;
+		if (!s->src_state[i]) /* (one that add_events() needed already kept) */
+			s->src_state[i] = src->state_size ? xcalloc(1, src->state_size) : NULL;
 		s->val_off[i] = s->nvalues;
 		s->nvalues += src->nvalues ? src->nvalues(s) : 0;
 	}

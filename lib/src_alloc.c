@@ -2,11 +2,13 @@
 #include "src_alloc.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "attach.h"
 #include "capture.h"
@@ -28,7 +30,18 @@
 /* s->kind[e] of its events: what add_events learnt of the binary */
 enum { KIND_OFF = 1, KIND_NO_RATE = 2 };
 
+#define MAX_WRITES 8 /* --memprofilerate: processes whose rate was written */
+
+/* --memprofilerate: one process's runtime.MemProfileRate, written */
+struct rate_write {
+	pid_t pid;
+	uint64_t addr;
+	int64_t old, set;
+};
+
 struct alloc {
+	struct rate_write w[MAX_WRITES];
+	size_t nw;
 	uint64_t samples, bad, trimmed_none;
 	int64_t rate_last; /* the rate of the last sample; 0 = none seen */
 	bool rate_mixed;   /* samples at more than one rate */
@@ -139,8 +152,8 @@ static int sampling_off(const struct pm_elf *e, uint64_t va)
  * (@+ is an offset in the probed file's mapping: the probe's load bias).
  * Sets *@kind (KIND_*).
  */
-static int probe_for(const char *path, struct pm_evt_spec *sp, int *kind, char *err,
-		     size_t errlen)
+static int probe_for(const char *path, struct pm_evt_spec *sp, int *kind, uint64_t *rate_at,
+		     char *err, size_t errlen)
 {
 	char text[4200], perr[600];
 	struct pm_elf *e = NULL;
@@ -152,6 +165,7 @@ static int probe_for(const char *path, struct pm_evt_spec *sp, int *kind, char *
 	int rc = -1, off;
 
 	*kind = 0;
+	*rate_at = 0;
 	e = pm_elf_open(path);
 	if (!e || pm_elf_machine(e) != EM_X86_64 || pm_go_open(&go, e) != 0) {
 		snprintf(err, errlen, "%s is not a Go program for x86-64", path);
@@ -168,6 +182,7 @@ static int probe_for(const char *path, struct pm_evt_spec *sp, int *kind, char *
 		goto out;
 	}
 	rate_addrs(e, go, &rate_va, &off_va);
+	*rate_at = pm_elf_type(e) == ET_EXEC ? rate_va : 0; /* a PIE's is biased: not written */
 	off = sampling_off(e, off_va);
 	if (off == 1)
 		*kind |= KIND_OFF;
@@ -195,20 +210,89 @@ out:
 	return rc;
 }
 
+static int rw_target(pid_t pid, uint64_t addr, int64_t *v, bool write)
+{
+	struct iovec l = { v, 8 }, r = { (void *)(uintptr_t)addr, 8 };
+	ssize_t n = write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+			  : process_vm_readv(pid, &l, 1, &r, 1, 0);
+
+	return n == 8 ? 0 : -1;
+}
+
+/*
+ * --memprofilerate: runtime.MemProfileRate of @pid (at @addr) set for the
+ * recording, said on stderr; the value it had is kept to be put back.
+ */
+static void rate_write(struct session *s, struct alloc *st, pid_t pid, uint64_t addr,
+		       const char *path)
+{
+	struct rate_write *w = &st->w[st->nw];
+	int64_t set = s->cfg->memprofilerate;
+
+	if (!addr || st->nw >= MAX_WRITES) {
+		pm_warn("--memprofilerate: runtime.MemProfileRate of %s (process %d) not found: "
+			"not changed",
+			path, (int)pid);
+		return;
+	}
+	if (rw_target(pid, addr, &w->old, false) || rw_target(pid, addr, &set, true)) {
+		pm_warn("--memprofilerate: cannot write runtime.MemProfileRate of process %d: %s",
+			(int)pid, strerror(errno));
+		return;
+	}
+	w->pid = pid;
+	w->addr = addr;
+	w->set = set;
+	st->nw++;
+	pm_warn("--memprofilerate: runtime.MemProfileRate of process %d set to %" PRId64
+		" (it was %" PRId64 ") until the recording ends",
+		(int)pid, set, w->old);
+}
+
+/* --memprofilerate: the values back, in the processes where ours is still set. */
+static void rate_restore(struct alloc *st)
+{
+	for (size_t i = 0; i < st->nw; i++) {
+		struct rate_write *w = &st->w[i];
+		int64_t now;
+
+		if (!rw_target(w->pid, w->addr, &now, false) && now == w->set)
+			rw_target(w->pid, w->addr, &w->old, true);
+	}
+}
+
+static int alloc_configure(struct session *s)
+{
+	if (s->cfg->memprofilerate && s->cfg->argv) {
+		pm_ses_err(s->res, PM_REC_USAGE,
+			   "--memprofilerate needs -p PID: a launched program sets its own rate "
+			   "as it starts (set runtime.MemProfileRate in it, or attach)");
+		return -1;
+	}
+	return 0;
+}
+
 /* --alloc: the probe on every Go binary of the targets (attached) or on the command. */
 static int alloc_add_events(struct session *s)
 {
 	char err[600] = "";
 	size_t i, e, first = s->nev, n = s->attach ? pm_att_nprocs(s) : 1;
+	size_t si = pm_src_index(&pm_src_alloc);
+	struct alloc *st;
 
 	if (!s->cfg->alloc)
 		return 0;
+	/* its state now (source.c keeps it): --memprofilerate's writes, undone at the end */
+	if (!s->src_state[si])
+		s->src_state[si] = xcalloc(1, sizeof(struct alloc));
+	st = s->src_state[si];
 	for (i = 0; i < n; i++) {
 		pid_t pid = s->attach ? pm_att_pid(s, i) : 0;
 		struct pm_evt_spec sp;
 		char exe[64], *real;
 		bool dup = false;
 		int kind;
+		uint64_t rate_at;
 
 		if (s->attach) {
 			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
@@ -218,12 +302,16 @@ static int alloc_add_events(struct session *s)
 		}
 		for (e = first; real && e < s->nev; e++)
 			dup = dup || !strcmp(s->spec[e].path, real);
+		memset(&sp, 0, sizeof(sp));
+		if (real && dup && s->cfg->memprofilerate &&
+		    probe_for(real, &sp, &kind, &rate_at, err, sizeof(err)) == 0)
+			rate_write(s, st, pid, rate_at, real); /* another process of the same binary */
 		if (!real || dup) {
 			free(real);
 			continue;
 		}
-		memset(&sp, 0, sizeof(sp));
-		if (s->nev + 1 > PM_ARRAY_SIZE(s->spec) || probe_for(real, &sp, &kind, err, sizeof(err)) < 0 ||
+		if (s->nev + 1 > PM_ARRAY_SIZE(s->spec) ||
+		    probe_for(real, &sp, &kind, &rate_at, err, sizeof(err)) < 0 ||
 		    pm_evt_uprobe_define(&sp, (unsigned)s->nev, err, sizeof(err)) < 0) {
 			if (s->nev + 1 > PM_ARRAY_SIZE(s->spec))
 				snprintf(err, sizeof(err), "too many events");
@@ -231,7 +319,9 @@ static int alloc_add_events(struct session *s)
 			free(real);
 			continue;
 		}
-		if (kind & KIND_OFF)
+		if (s->cfg->memprofilerate)
+			rate_write(s, st, pid, rate_at, real);
+		else if (kind & KIND_OFF)
 			pm_warn("alloc: %s has the Go runtime's heap sampling off (its linker turns it "
 				"off in a program that never uses the heap profile, e.g. without "
 				"runtime/pprof): no allocation is sampled unless it sets "
@@ -396,6 +486,15 @@ static void alloc_profile_tail(struct session *s, struct pm_profile *p)
 	struct alloc *st = pm_src_state(s, &pm_src_alloc);
 	char *c;
 
+	if (!s->replay)
+		rate_restore(st);
+	for (size_t i = 0; i < st->nw; i++) {
+		c = xasprintf("alloc: runtime.MemProfileRate of process %d set to %" PRId64
+			      " by pmuprof --memprofilerate (it was %" PRId64 "; put back at the end)",
+			      (int)st->w[i].pid, st->w[i].set, st->w[i].old);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
 	if (!pm_src_has_events(s, &pm_src_alloc))
 		return;
 	c = xasprintf("alloc: %" PRIu64 " allocations sampled by the Go runtime (runtime.mProf_Malloc), "
@@ -435,6 +534,7 @@ static void alloc_profile_stack(struct session *s, struct pm_profile *p, const u
 const struct pm_source pm_src_alloc = {
 	.name = "alloc",
 	.state_size = sizeof(struct alloc),
+	.configure = alloc_configure,
 	.add_events = alloc_add_events,
 	.unrated = true,
 	.raw = true,

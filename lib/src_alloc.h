@@ -12,6 +12,9 @@
  * the allocating function hidden as runtime/pprof hides them.  A binary
  * whose linker turned heap sampling off (it never references the heap
  * profile) is said in one line: nothing is sampled in it.
+ * --memprofilerate BYTES (attached only) writes the program's
+ * runtime.MemProfileRate for the recording and puts back the value it had
+ * at the end, said on stderr and in the profile.
  */
 #ifndef PM_SRC_ALLOC_H
 #define PM_SRC_ALLOC_H

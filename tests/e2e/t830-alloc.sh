@@ -21,7 +21,10 @@
 # alloc_objects within 2 % of the program's own profile (the same sampled
 # allocations, scaled the same way: 1 / (1 - exp(-size/rate))); and a
 # binary without runtime/pprof (tests/go/allocoff): the one line that says
-# its heap sampling is off, and no allocation of the program sampled.
+# its heap sampling is off, and no allocation of the program sampled;
+# --memprofilerate 4096 attached to it: its allocations sampled (the
+# estimate within 6 % of the truth), the rate put back at the end, said on
+# stderr; refused (usage) for a launched command.
 . "$(dirname "$0")/lib.sh"
 export LC_ALL=C
 need_perf
@@ -149,5 +152,27 @@ for b in go126 go; do
 		fail "$n" "$s stacks in main: $(head -3 "$T/$n.err" | tr '\n' '|')"
 	fi
 done
+# --memprofilerate: the rate written in an attached program that had it off, put back at the end
+for b in go126 go; do
+	n=$b-memprofilerate
+	"$FIX/$b/allocoff-stripped" -n 5000 -pace 5 -delay 1s -wait >"$T/$n.out" 2>&1 &
+	p=$!
+	sleep 0.3
+	"$PMUPROF" record --memprofilerate 4096 -p $p --duration 4 -o "$T/$n.pb.gz" 2>"$T/$n.err"
+	kill -USR1 $p
+	wait $p
+	lost=$(sed -n 's/.*samples (\([0-9]*\) lost).*/\1/p' "$T/$n.err")
+	est=$(gotool tool pprof -top -unit=B -sample_index=alloc_space "$T/$n.pb.gz" 2>/dev/null | awk '$NF == "main.page" { v = $1; sub(/B$/, "", v); print v }')
+	rate=$(sed -n 's/^rate //p' "$T/$n.out")
+	# 5000 x 4 KiB at 4 KiB: each object sampled with p = 1 - 1/e, 3 160 samples: 1.1 % sd
+	echo "# $n: main.page alloc_space $est (truth 20480000), rate after $rate, lost $lost"
+	if [ "$(grep -c 'memprofilerate: runtime.MemProfileRate of process .* set to 4096 (it was 0)' "$T/$n.err")" = 1 ] &&
+		[ "$rate" = 0 ] && [ "${lost:-1}" = 0 ] && awk -v e="${est:-0}" 'BEGIN { d = e / 20480000 - 1; exit !(d < 0.06 && d > -0.06) }'; then
+		pass "$n"
+	else
+		fail "$n" "estimate ${est:-none} of 20480000, rate after ${rate:-?}, lost ${lost:-?}: $(head -2 "$T/$n.err" | tr '\n' '|')"
+	fi
+done
+expect_fail memprofilerate-launch 2 'memprofilerate needs -p' "$PMUPROF" record --memprofilerate 1 -o "$T/x.pb.gz" -- "$FIX/go126/allocoff-stripped" -n 1
 [ -n "$mounted" ] && umount "$mounted"
 exit 0
