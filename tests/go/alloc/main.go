@@ -17,7 +17,7 @@
 // up).  -linger D keeps the workers alive D after their work (a profiler
 // that reads a goroutine's labels late still finds it).  -delay waits before the
 // work (for a profiler to attach), allocating 64 B a millisecond in
-// main.idle; -prof FILE writes the program's own
+// main.idle; -usr1 waits so (after -delay) until a SIGUSR1 comes; -prof FILE writes the program's own
 // allocs profile at the end, after a GC (the runtime publishes its records
 // at the end of a cycle).
 //
@@ -30,9 +30,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -40,6 +42,7 @@ var (
 	rate    = flag.Int("rate", 1, "runtime.MemProfileRate (0: the default)")
 	n       = flag.Int("n", 10000, "scale of the allocations")
 	delay   = flag.Duration("delay", 0, "wait before allocating")
+	usr1    = flag.Bool("usr1", false, "wait for SIGUSR1 before allocating (after -delay)")
 	prof    = flag.String("prof", "", "write the program's own allocs profile here at the end")
 	linger  = flag.Duration("linger", 0, "workers stay alive this long after their work")
 	release = make(chan struct{})
@@ -123,7 +126,12 @@ func main() {
 	if *rate > 0 {
 		runtime.MemProfileRate = *rate
 	}
+	start := make(chan os.Signal, 1)
+	signal.Notify(start, syscall.SIGUSR1)
 	for t0 := time.Now(); time.Since(t0) < *delay; {
+		idle()
+	}
+	for *usr1 && len(start) == 0 {
 		idle()
 	}
 	var wg sync.WaitGroup
