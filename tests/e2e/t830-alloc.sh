@@ -154,7 +154,8 @@ for si in alloc_space alloc_objects; do
 done
 
 # a program that never uses the heap profile: one line says it, nothing sampled
-for b in go126 go; do
+for b in go126 go go127; do
+	[ -x "$FIX/$b/allocoff-stripped" ] || continue
 	n=$b-off
 	"$PMUPROF" record --alloc -o "$T/$n.pb.gz" -- "$FIX/$b/allocoff-stripped" -n 20000 >"$T/$n.out" 2>"$T/$n.err"
 	# (the runtime samples until schedinit turns it off: a few allocations of its start)
