@@ -15,7 +15,7 @@
 #     frames above the allocating function);
 #   - alloc_space shares by function, by tenant label and by creator within
 #     3 pp of the truth's, and at most 3 % of the bytes with the goroutine
-#     unknown (12 % attached: see below); a --raw capture replayed gives
+#     unknown; a --raw capture replayed gives
 #     the same profile (Go 1.26);
 # at the runtime's default rate (512 KiB): per-function alloc_space and
 # alloc_objects within 2 % of the program's own profile (the same sampled
@@ -78,15 +78,7 @@ judge() {
 		case $r in *ok) pass "$n-space-$c" ;; *) fail "$n-space-$c" "$r" ;; esac
 	done
 	u=$(awk '{ t += $4; if ($2 == "?") u += $4 } END { printf "%.1f", t ? 100 * u / t : 100 }' "$T/rows.alloc_space")
-	# attached: the allocations made before the first creation is processed can
-	# be "[goroutine unknown]": gorframes.c reads the runtime's list of goroutines
-	# (snap_take) when it processes the first creation, some milliseconds after
-	# it, and the list then holds the new workers too, so their samples before
-	# that read are unknown (as are the main goroutine's); 3-9 % of these bytes
-	# seen (the workers start with their 64 KiB objects), never under the wrong
-	# tenant.  Reading the list when the probe goes on would remove them.
 	max=3
-	case $n in *attach) max=12 ;; esac
 	echo "# $n: $u % of the bytes with the goroutine unknown (at most $max)"
 	if awk -v u="$u" -v m=$max 'BEGIN { exit !(u <= m) }'; then pass "$n-goroutines"; else fail "$n-goroutines" "$u % unknown"; fi
 }
