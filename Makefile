@@ -20,7 +20,7 @@ endif
 
 PKGS     = libelf libdw libprotobuf-c zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS)) -lm
 
 WARN = -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
        -Wmissing-prototypes -Wold-style-definition -Wwrite-strings -Wundef \

@@ -21,6 +21,8 @@ enum { OPT_NO_DROP_PRIVILEGES = 340 }; /* privileges */
 
 enum { OPT_NO_CALLCHAIN = 360 }; /* performance */
 
+enum { OPT_ALLOC = 380, OPT_MEMPROFILERATE }; /* allocations */
+
 #define DEFAULT_CREATORS 8 /* --creators without =N */
 #define DEFAULT_WALL_HZ 20 /* --wall without =HZ */
 
@@ -43,6 +45,10 @@ static const struct pm_opt record_opts[] = {
 	{ OPT_NO_CREATORS, "no-creators", NULL, "no creator frames (goroutine ids and labels stay)" },
 	{ OPT_WALL, "wall", NULL,
 	  "also every goroutine's wall time, running or waiting (--wall=HZ snapshots/s, default 20)" },
+	{ OPT_ALLOC, "alloc", NULL,
+	  "sample the allocations Go's runtime samples for its heap profile (no CPU events without -e)" },
+	{ OPT_MEMPROFILERATE, "memprofilerate", "BYTES",
+	  "with -p: set the targets' runtime.MemProfileRate while recording (--alloc; restored at the end)" },
 	{ OPT_NO_DROP_PRIVILEGES, "no-drop-privileges", NULL,
 	  "under sudo, keep root for CMD and the files (default: SUDO_UID/SUDO_GID's)" },
 	{ 'q', "quiet", NULL, "no summary line" },
@@ -193,6 +199,19 @@ static int record_opt(int key, const char *arg, void *ctx)
 		break;
 	case OPT_WALL:
 		r->cfg.wall_hz = DEFAULT_WALL_HZ;
+		break;
+	case OPT_ALLOC:
+		r->cfg.alloc = true;
+		break;
+	case OPT_MEMPROFILERATE:
+		if (pm_opt_u64(arg, &v) < 0 || v == 0 || v > 0x7fffffffULL) {
+			pm_error("invalid --memprofilerate '%s': must be a number of bytes, 1..2147483647 "
+				 "(1: every allocation)",
+				 arg);
+			return -1;
+		}
+		r->cfg.memprofilerate = (int64_t)v;
+		r->cfg.alloc = true;
 		break;
 	case 'q':
 		r->cfg.quiet = true;

@@ -30,11 +30,12 @@
 
 /*
  * Events: the user's (-e, the CPU source's, first), then those the other
- * sources add (the creation probe: one per Go binary, four binaries).
+ * sources add (the creation probe and the allocation probe: one each per Go
+ * binary, four binaries).
  */
-#define PM_SES_EVT_MAX (PM_EVT_MAX + 4)
+#define PM_SES_EVT_MAX (PM_EVT_MAX + 8)
 #define PM_SES_SRC_MAX 8                 /* profile sources (source.h) */
-#define PM_SES_VALUES_MAX (2 * PM_EVT_MAX) /* values per stack, every source's */
+#define PM_SES_VALUES_MAX (2 * PM_EVT_MAX + 8) /* values per stack, every source's */
 #define PM_SES_KERNEL_MAP (PM_STACKS_NO_MAP - 1) /* frames: stack frames in the kernel */
 /* frames a profile source makes itself (source.h: location, stack_labels), by its index */
 #define PM_SES_SRC_MAP(i) (PM_STACKS_NO_MAP - 32 - (uint32_t)(i))

@@ -3,7 +3,8 @@
  * takes, and the table of them.  Today: CPU sampling (src_cpu.c, the
  * events of -e) and the probe on goroutine creation of --creators
  * (src_creation.c: its samples feed the goroutine inspector
- * and make no sample of the profile).
+ * and make no sample of the profile), and the allocations the Go runtime
+ * samples of --alloc (src_alloc.c).
  *
  * A source says what it opens (its events, appended to s->spec: the
  * loop opens every event on every thread and CPU, and drains them all),
@@ -13,8 +14,9 @@
  * be NULL but sample.  Adding a kind of profile is one src_NAME.c with its
  * struct pm_source, and one entry in pm_sources[] (source.c).
  *
- * The CPU source is first: its events are the first s->nuser, the user's,
- * and attr 0 gives the record layout.  A capture does not say which source
+ * The CPU source is first: its events are the first s->nuser, the user's
+ * (none with --alloc and no -e: s->nuser 0), and attr 0 gives the record
+ * layout.  A capture does not say which source
  * an event past them is: at replay, the first source whose claim() takes
  * it owns it.
  */
@@ -35,7 +37,11 @@ struct pm_stack_frame;
 
 struct pm_source {
 	const char *name;
-	size_t state_size; /* its state in each session, zeroed: pm_src_state() */
+	/*
+	 * its state in each session, zeroed: pm_src_state(); made when
+	 * processing starts, unless add_events() made it (s->src_state[i])
+	 */
+	size_t state_size;
 	/* Live, first: check and take its options; 0 or -1 with s->res set. */
 	int (*configure)(struct session *s);
 	/*
