@@ -890,9 +890,9 @@ static size_t wall_stack_labels(struct session *s, const uint32_t *ids, size_t *
 static void wall_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
 			       size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
-	int64_t val[2 + PM_EVT_MAX + 1];
+	int64_t val[1 + PM_EVT_MAX + 16]; /* every source's sample types (alloc's too), zero */
 
-	if (!wall_of(s)->hz || !v[0])
+	if (!wall_of(s)->hz || !v[0] || pm_prof_nsample_types(p) > PM_ARRAY_SIZE(val))
 		return;
 	memset(val, 0, sizeof(val));
 	val[wall_index_in(p)] = v[0];
