@@ -1,4 +1,5 @@
 #!/bin/sh
+# san: no (a server under load for 2 windows; pmuprof attached under ASan is t5xx's and t803's)
 # A net/http server built here with Go 1.26 (tests/go/httpgz: gzip'd
 # responses, so that compression and the socket writes both cost;
 # net/http/pprof imported) under wrk: pmuprof attached (record -e cpu-clock

@@ -1,4 +1,5 @@
 #!/bin/sh
+# san: no (a server under load for 2 windows; pmuprof attached under ASan is t5xx's and t803's)
 # Debian's prometheus (built by Debian with Go 1.19), scraping itself every
 # second and answering PromQL range queries from wrk: pmuprof attached
 # (record -e cpu-clock -F 997 -p PID --kernel, kernel frames folded into the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# san: no (the compiler's time; pmuprof's part is t301's under ASan)
 # PGO round trip: Go's compiler reads CPU profiles for profile-guided
 # optimisation (go build -pgo=FILE), keyed by function name and call-site
 # line less the function's start line (pprof's Function.start_line and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# san: no (the page's writer runs under ASan in the unit test test-html; here the browser's time)
 # report --html: the flame-graph page in a real browser (Debian's chromium,
 # headless, driven by puppeteer-core through tests/e2e/browse.js): the
 # root's and main.work's shares as pmuprof report gives them, the search's
