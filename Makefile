@@ -20,7 +20,7 @@ endif
 
 PKGS     = libelf libdw libprotobuf-c zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS)) -lm
 
 WARN = -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
        -Wmissing-prototypes -Wold-style-definition -Wwrite-strings -Wundef \
@@ -67,6 +67,14 @@ $(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h: proto/profile.proto
 	@mkdir -p $(O)/gen
 	@echo "  PROTOC  $<"
 	$(Q)protoc-c --proto_path=proto --c_out=$(O)/gen $<
+
+# The flame-graph page's own script and style, embedded as C strings.
+$(O)/gen/flame-assets.h: web/flame.js web/flame.css scripts/embed.sh
+	@mkdir -p $(O)/gen
+	@echo "  EMBED   $@"
+	$(Q)./scripts/embed.sh $@ pm_flame_js web/flame.js pm_flame_css web/flame.css
+
+$(O)/lib/html.o: $(O)/gen/flame-assets.h
 
 # Generated code: no -Werror, it is not ours.
 $(O)/gen/profile.pb-c.o: $(O)/gen/profile.pb-c.c

@@ -15,7 +15,7 @@
 
 enum { OPT_DURATION = 256, OPT_STACK_SIZE, OPT_KERNEL, OPT_RAW, OPT_STRICT = 300 };
 
-enum { OPT_CREATORS = 320, OPT_NO_CREATORS }; /* goroutines */
+enum { OPT_CREATORS = 320, OPT_NO_CREATORS, OPT_WALL }; /* goroutines */
 
 enum { OPT_NO_DROP_PRIVILEGES = 340 }; /* privileges */
 
@@ -23,7 +23,10 @@ enum { OPT_NO_CALLCHAIN = 360 }; /* performance */
 
 enum { OPT_ALL_FRAMES = 370 }; /* the frames Go's tracebacks hide */
 
+enum { OPT_ALLOC = 380, OPT_MEMPROFILERATE }; /* allocations */
+
 #define DEFAULT_CREATORS 8 /* --creators without =N */
+#define DEFAULT_WALL_HZ 20 /* --wall without =HZ */
 
 static const struct pm_opt record_opts[] = {
 	{ 'e', "event", "EVENT", "events to sample, a,b,... (default cycles; cpu-clock without a PMU)" },
@@ -44,6 +47,12 @@ static const struct pm_opt record_opts[] = {
 	{ OPT_CREATORS, "creators", NULL,
 	  "put each goroutine's stack under its creators' (--creators=N: N levels, default 8)" },
 	{ OPT_NO_CREATORS, "no-creators", NULL, "no creator frames (goroutine ids and labels stay)" },
+	{ OPT_WALL, "wall", NULL,
+	  "also every goroutine's wall time, running or waiting (--wall=HZ snapshots/s, default 20)" },
+	{ OPT_ALLOC, "alloc", NULL,
+	  "sample the allocations Go's runtime samples for its heap profile (no CPU events without -e)" },
+	{ OPT_MEMPROFILERATE, "memprofilerate", "BYTES",
+	  "with -p: set the targets' runtime.MemProfileRate while recording (--alloc; restored at the end)" },
 	{ OPT_NO_DROP_PRIVILEGES, "no-drop-privileges", NULL,
 	  "under sudo, keep root for CMD and the files (default: SUDO_UID/SUDO_GID's)" },
 	{ 'q', "quiet", NULL, "no summary line" },
@@ -195,6 +204,22 @@ static int record_opt(int key, const char *arg, void *ctx)
 	case OPT_NO_CREATORS:
 		r->cfg.creators = -1;
 		break;
+	case OPT_WALL:
+		r->cfg.wall_hz = DEFAULT_WALL_HZ;
+		break;
+	case OPT_ALLOC:
+		r->cfg.alloc = true;
+		break;
+	case OPT_MEMPROFILERATE:
+		if (pm_opt_u64(arg, &v) < 0 || v == 0 || v > 0x7fffffffULL) {
+			pm_error("invalid --memprofilerate '%s': must be a number of bytes, 1..2147483647 "
+				 "(1: every allocation)",
+				 arg);
+			return -1;
+		}
+		r->cfg.memprofilerate = (int64_t)v;
+		r->cfg.alloc = true;
+		break;
 	case 'q':
 		r->cfg.quiet = true;
 		break;
@@ -229,6 +254,15 @@ static int take_creators(int argc, char **argv, struct ropts *r)
 				return -1;
 			}
 			r->cfg.creators = (int)v;
+			goto take;
+		}
+		if (strncmp(a, "--wall=", 7) == 0) {
+			if (pm_opt_u64(a + 7, &v) < 0 || v < 1 || v > 1000) {
+				pm_error("invalid --wall '%s': must be snapshots a second, 1..1000", a + 7);
+				return -1;
+			}
+			r->cfg.wall_hz = (unsigned)v;
+take:
 			for (k = i; k < argc - 1; k++)
 				argv[k] = argv[k + 1];
 			argv[argc - 1] = NULL;

@@ -10,6 +10,8 @@
 #include "cmds.h"
 #include "parse-opt.h"
 #include "datafile.h"
+#include "html.h"
+#include "outfile.h"
 #include "pprof.h"
 #include "profile.h"
 #include "record.h"
@@ -24,11 +26,16 @@ enum { OPT_EVENT = 330 }; /* events */
 
 enum { OPT_NO_KERNEL = 340 }; /* kernel frames */
 
-enum { OPT_ALL_FRAMES = 350 }; /* the frames Go's tracebacks hide */
+enum { OPT_HTML = 350, OPT_DIFF_BASE, OPT_NODEFRACTION }; /* the flame-graph page */
+enum { OPT_ALL_FRAMES = 360 }; /* the frames Go's tracebacks hide */
 
 static const struct pm_opt report_opts[] = {
 	{ 'i', "input", "FILE", "pprof file or capture to read (default pmuprof.pb.gz)" },
 	{ OPT_FOLDED, "folded", NULL, "print folded stacks for flame graphs" },
+	{ OPT_HTML, "html", NULL, "write an interactive flame-graph page (--html FILE, or -o FILE; default pmuprof.html)" },
+	{ 'o', "output", "FILE", "write the report, folded stacks or page to FILE ('-': stdout)" },
+	{ OPT_DIFF_BASE, "diff-base", "FILE", "with --html: colour the change against this base profile" },
+	{ OPT_NODEFRACTION, "nodefraction", "F", "with --html: merge frames under this share of the total (0 = keep all)" },
 	{ OPT_TOP, "top", "N", "rows in the table (default 30, 0 = all)" },
 	{ 's', "sort", "KEY", "sort the table by self or cum (default self)" },
 	{ OPT_SAMPLE_INDEX, "sample-index", "TYPE", "value to show: a sample type name or index" },
@@ -46,6 +53,7 @@ static const char report_usage[] =
 	"usage: pmuprof report [OPTIONS]\n\n"
 	"Print the hottest functions of a pprof profile (pmuprof's or Go's own), or\n"
 	"its folded stacks: pmuprof report --folded | flamegraph.pl > cpu.svg\n"
+	"or write a self-contained flame-graph page: pmuprof report --html cpu.html\n"
 	"A capture (record with a raw file) is processed first, as record would.";
 
 struct repopts {
@@ -57,6 +65,10 @@ struct repopts {
 	const char *pprof;
 	int no_creators;
 	int no_kernel;
+	int html;
+	const char *output;
+	const char *diff_base;
+	double node_fraction;
 	int all_frames;
 };
 
@@ -106,6 +118,26 @@ static int report_opt(int key, const char *arg, void *ctx)
 		break;
 	case OPT_PPROF:
 		r->pprof = arg;
+		break;
+	case OPT_HTML:
+		r->html = 1;
+		break;
+	case 'o':
+		if (!*arg) {
+			pm_error("-o needs a file name ('-' for stdout)");
+			return -1;
+		}
+		r->output = arg;
+		break;
+	case OPT_DIFF_BASE:
+		r->diff_base = arg;
+		break;
+	case OPT_NODEFRACTION:
+		if (pm_opt_double(arg, &r->node_fraction) < 0 || !(r->node_fraction >= 0) ||
+		    r->node_fraction > 1) {
+			pm_error("invalid --nodefraction '%s': must be a share between 0 and 1", arg);
+			return -1;
+		}
 		break;
 	}
 	return 0;
@@ -225,19 +257,112 @@ static int pick_index(struct repopts *r, const struct pm_profile *p)
 	return 0;
 }
 
-static int render(struct repopts *r, struct pm_profile *p)
+/* Write @len bytes of @buf to -o's file (whole or not at all) or stdout.  0 or 1. */
+static int emit(const struct repopts *r, const char *buf, size_t len)
 {
+	struct pm_outfile f = PM_OUTFILE_INIT;
 	int rc;
 
-	r->ro.title = r->input;
-	rc = r->folded ? pm_report_folded(p, stdout, &r->ro) : pm_report_text(p, stdout, &r->ro);
-	if (rc == 0 && fflush(stdout) != 0)
-		rc = -errno;
-	if (rc < 0 && rc != -EPIPE) {
-		pm_error("cannot write the report: %s", strerror(-rc));
+	if (!r->output || strcmp(r->output, "-") == 0) {
+		if (len && fwrite(buf, 1, len, stdout) != len)
+			rc = -errno;
+		else
+			rc = fflush(stdout) ? -errno : 0;
+		if (rc < 0 && rc != -EPIPE) {
+			pm_error("cannot write the report: %s", strerror(-rc));
+			return 1;
+		}
+		return 0;
+	}
+	rc = pm_outfile_open(&f, r->output, NULL);
+	if (!rc)
+		rc = pm_write_all(f.fd, buf, len);
+	if (!rc)
+		rc = pm_outfile_commit(&f);
+	pm_outfile_abort(&f);
+	if (rc) {
+		pm_error("cannot write '%s': %s", r->output, strerror(-rc));
 		return 1;
 	}
+	if (r->html)
+		fprintf(stderr, "pmuprof: wrote %s (%zu bytes)\n", r->output, len);
 	return 0;
+}
+
+/* The base of --diff-base, stripped as the profile is; NULL with the error said. */
+static struct pm_profile *read_base(const struct repopts *r)
+{
+	struct pm_profile *b;
+	char err[512] = "";
+	int rc;
+
+	if (is_capture(r->diff_base)) {
+		pm_error("--diff-base '%s' is a capture: give its profile (report -i CAPTURE --pprof FILE)",
+			 r->diff_base);
+		return NULL;
+	}
+	rc = pm_pprof_read(r->diff_base, &b, err, sizeof(err));
+	if (rc < 0) {
+		if (rc == -ENOENT || rc == -EACCES || rc == -EISDIR)
+			pm_error("cannot open '%s': %s", r->diff_base, strerror(-rc));
+		else
+			pm_error("cannot read '%s': %s", r->diff_base, err[0] ? err : strerror(-rc));
+		return NULL;
+	}
+	return maybe_strip(r, b);
+}
+
+static int render_html(struct repopts *r, struct pm_profile *p)
+{
+	struct pm_html_opts ho = { r->ro.value_index, r->node_fraction, r->input, r->diff_base };
+	struct pm_profile *base = NULL;
+	char err[256] = "", *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (r->diff_base && !(base = read_base(r)))
+		return 1;
+	rc = pm_html_render(p, base, &ho, &buf, &len, err, sizeof(err));
+	pm_prof_free(base);
+	if (rc) {
+		pm_error("cannot draw '%s': %s", r->input, err);
+		return 2;
+	}
+	rc = emit(r, buf, len);
+	free(buf);
+	return rc;
+}
+
+static int render(struct repopts *r, struct pm_profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	if (r->html)
+		return render_html(r, p);
+	r->ro.title = r->input;
+	if (!r->output || strcmp(r->output, "-") == 0)
+		f = stdout;
+	else if (!(f = open_memstream(&buf, &len))) {
+		pm_error("cannot write the report: %s", strerror(errno));
+		return 1;
+	}
+	rc = r->folded ? pm_report_folded(p, f, &r->ro) : pm_report_text(p, f, &r->ro);
+	if (f == stdout) {
+		if (rc == 0 && fflush(stdout) != 0)
+			rc = -errno;
+		if (rc < 0 && rc != -EPIPE) {
+			pm_error("cannot write the report: %s", strerror(-rc));
+			return 1;
+		}
+		return 0;
+	}
+	fclose(f);
+	rc = emit(r, buf, len);
+	free(buf);
+	return rc;
 }
 
 /* A --raw capture: process it as record would, then render. */
@@ -276,8 +401,9 @@ int cmd_report(int argc, char **argv)
 {
 	struct repopts r;
 	struct pm_profile *p;
-	char err[512];
-	int first, rc;
+	const char *operand = NULL;
+	char err[512], **av;
+	int first, rc, ac;
 
 	/* a closed pipe (report | head) ends the report quietly: EPIPE below */
 	signal(SIGPIPE, SIG_IGN);
@@ -285,7 +411,32 @@ int cmd_report(int argc, char **argv)
 	r.input = "pmuprof.pb.gz";
 	r.ro.top = 30;
 	r.ro.value_index = -1;
-	first = pm_opt_parse(argc, argv, report_opts, report_usage, 1, report_opt, &r);
+	r.node_fraction = -1;
+	/* --html FILE: one operand, the page's file, wherever it is among the options */
+	av = xcalloc((size_t)argc + 1, sizeof(*av));
+	for (ac = 0; ac < argc; ac++)
+		av[ac] = argv[ac];
+	for (;;) {
+		first = pm_opt_parse(ac, av, report_opts, report_usage, 1, report_opt, &r);
+		if (first < 0 || first >= ac)
+			break;
+		if (operand) {
+			pm_error("unexpected argument '%s' after '%s'; give the file with -i",
+				 av[first], operand);
+			free(av);
+			return 2;
+		}
+		operand = av[first];
+		memmove(av + 1, av + first + 1, (size_t)(ac - first) * sizeof(*av));
+		ac -= first;
+	}
+	if (first >= 0 && operand && !r.html) {
+		pm_error("unexpected argument '%s'; give the file with -i (a page's file after --html)",
+			 operand);
+		free(av);
+		return 2;
+	}
+	free(av);
 	if (first == -2)
 		return 0;
 	if (first < 0)
@@ -294,10 +445,23 @@ int cmd_report(int argc, char **argv)
 		pm_error("--event and --sample-index both choose the value: give one");
 		return 2;
 	}
-	if (first < argc) {
-		pm_error("unexpected argument '%s'; give the file with -i", argv[first]);
+	if (operand && r.output) {
+		pm_error("--html '%s' and -o '%s' both name the page's file: give one", operand, r.output);
 		return 2;
 	}
+	if (operand)
+		r.output = operand;
+	if (r.html && r.folded) {
+		pm_error("--html and --folded are two outputs: give one");
+		return 2;
+	}
+	if (!r.html && (r.diff_base || r.node_fraction >= 0)) {
+		pm_error("%s draws the --html page: add --html",
+			 r.diff_base ? "--diff-base" : "--nodefraction");
+		return 2;
+	}
+	if (r.html && !r.output)
+		r.output = "pmuprof.html";
 	err[0] = '\0';
 	rc = is_capture(r.input);
 	if (rc == 1)

@@ -28,6 +28,7 @@
 #include "memlog.h"
 #include "profbuild.h"
 #include "source.h"
+#include "src_creation.h"
 
 /*
  * How much of this sample's stack copy the capture keeps: up to the slot
@@ -151,7 +152,7 @@ void pm_cap_begin(struct session *s)
 	meta.threads = s->res->threads;
 	meta.events = s->res->events;
 	meta.attach_us = (uint64_t)(s->res->attach_ms * 1000.0);
-	meta.nuser = s->nuser;
+	meta.nuser = s->nuser ? s->nuser : PM_DATA_NUSER_NONE; /* --alloc alone: none */
 	snprintf(meta.name, sizeof(meta.name), "%s", s->spec[0].name);
 	snprintf(meta.value_type, sizeof(meta.value_type), "%s", s->spec[0].value_type);
 	snprintf(meta.value_unit, sizeof(meta.value_unit), "%s", s->spec[0].value_unit);
@@ -301,7 +302,9 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 	meta = pm_data_meta(d);
 	s.nev = pm_data_nattrs(d) < PM_ARRAY_SIZE(s.attr) ? pm_data_nattrs(d) : PM_ARRAY_SIZE(s.attr);
 	/* the probes on goroutine creation, after the user's events, are not replayed */
-	s.nuser = meta->nuser && meta->nuser < s.nev ? (size_t)meta->nuser : s.nev;
+	s.nuser = meta->nuser == PM_DATA_NUSER_NONE		  ? 0
+		  : meta->nuser && meta->nuser < s.nev ? (size_t)meta->nuser
+						       : s.nev;
 	if (s.nuser > PM_EVT_MAX)
 		s.nuser = PM_EVT_MAX;
 	for (i = s.nuser; i < s.nev; i++)
@@ -316,6 +319,8 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 		if (!s.mlog)
 			s.mlog = pm_mlog_new();
 		s.gor = pm_gor_new(&go);
+		if (pm_src_has_events(&s, &pm_src_creation))
+			pm_gor_probed(s.gor);
 	}
 	for (i = 0; i < s.nev; i++) {
 		s.attr[i] = *pm_data_attr_at(d, i);

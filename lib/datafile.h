@@ -76,6 +76,9 @@ enum pm_data_meta_flags {
  *   +------+------+------+-------------+--------+-------+-----------+
  *   64: name[64], 128: value_type[64], 192: value_unit[16], 208: 0[48]
  */
+/* meta.nuser: no events of the user, the other sources' alone (record --alloc without -e) */
+#define PM_DATA_NUSER_NONE UINT64_MAX
+
 struct pm_data_meta {
 	uint64_t flags;          /* enum pm_data_meta_flags */
 	uint64_t t0_wall_ns;     /* wall clock when the recording started */
@@ -85,7 +88,7 @@ struct pm_data_meta {
 	uint64_t threads;        /* attach: threads attached at the start */
 	uint64_t events;         /* attach: events opened */
 	uint64_t attach_us;      /* attach: microseconds to attach */
-	uint64_t nuser;          /* events of the user (the first); 0 = all */
+	uint64_t nuser;          /* events of the user (the first); 0 = all; PM_DATA_NUSER_NONE */
 	char name[64];           /* the event's canonical name */
 	char value_type[64];     /* pprof sample type of the event */
 	char value_unit[16];

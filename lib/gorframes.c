@@ -113,6 +113,48 @@ static const char *func_at(struct pm_gor *g, struct pm_maps *maps, pid_t pid, ui
 	return g->fr[0].func;
 }
 
+/* The outermost function (inlining undone) at return address @pc, NULL when unknown. */
+static const char *outer_func_at(struct pm_gor *g, struct pm_maps *maps, pid_t pid, uint64_t pc,
+				 const struct pm_map **mp)
+{
+	const struct pm_map *m = pm_maps_find(maps, pid, pc);
+	size_t nf;
+
+	*mp = m;
+	if (!m || !m->sym || pc == 0)
+		return NULL;
+	nf = pm_sym_frames(m->sym, (uint64_t)((int64_t)pc - m->bias) - 1, g->fr,
+			   PM_ARRAY_SIZE(g->fr));
+	return nf ? g->fr[nf - 1].func : NULL;
+}
+
+/*
+ * The entry of the first function outside the runtime that the wrapper at
+ * @entry calls (CALL rel32 in its first 128 bytes, read from the target);
+ * @entry itself when there is none (the callee was inlined).
+ */
+static uint64_t wrapped_call(struct pm_gor *g, struct pm_maps *maps, pid_t pid, uint64_t entry)
+{
+	uint8_t code[128];
+	const struct pm_map *m;
+
+	if (pm_gor_read1(g, pid, entry, code, sizeof(code)))
+		return entry;
+	for (size_t i = 0; i + 5 <= sizeof(code); i++) {
+		uint64_t to;
+		const char *f;
+
+		if (code[i] != 0xe8)
+			continue;
+		to = entry + i + 5 + (uint64_t)(int64_t)(int32_t)pm_le32(code + i + 1);
+		f = outer_func_at(g, maps, pid, to + 1, &m);
+		if (f && strncmp(f, "runtime.", 8) && strncmp(f, "internal/", 9) &&
+		    outer_func_at(g, maps, pid, to, &m) != f) /* @to is its entry */
+			return to;
+	}
+	return entry;
+}
+
 /* One creator frame for the return address @pc; false when it is in no mapping. */
 static bool add_cframe(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 		       uint64_t pc, bool full, size_t *n)
@@ -336,12 +378,15 @@ static struct gent *gent_find(struct pm_gor *g, pid_t pid, uint64_t gp)
 	return gent_slot(g, created_key(pid, gp), false);
 }
 
-static void gent_put(struct pm_gor *g, pid_t pid, uint64_t gp, int64_t goid, uint32_t node)
+static void gent_put(struct pm_gor *g, pid_t pid, uint64_t gp, int64_t goid, uint32_t node,
+		     uint64_t hi)
 {
 	struct gent *e = gent_slot(g, created_key(pid, gp), true);
 
 	e->goid = goid;
 	e->node = node;
+	e->hi = hi;
+	e->from = 0;
 }
 
 /* The level @seg above @parent (a cnode index + 1) or ending at @end: index + 1. */
@@ -385,7 +430,7 @@ static uint32_t pre_entry(struct pm_gor *g, struct pm_maps *maps, struct pm_stac
 		add_cframe(g, maps, st, pid, gopc, true, &n);
 	node = intern_node(g, intern_chain(g, g->tmp, n), 0,
 			   goid == 1 || parent == 1 ? END_ROOT : END_UNKNOWN);
-	gent_put(g, pid, gp, goid, node);
+	gent_put(g, pid, gp, goid, node, 0);
 	return node;
 }
 
@@ -452,74 +497,180 @@ static uint64_t clock_now(struct pm_gor *g, pid_t pid)
 	return g->o.read(g->o.read_arg, pid, PM_GOR_CLOCK_ADDR, &v, 8) ? 0 : v;
 }
 
+struct listed {
+	uint64_t gp, gopc, startpc, top, after, anc;
+	int64_t goid, parent;
+	uint32_t node;
+	uint8_t state; /* 0 to do, 1 doing, 2 done */
+};
+
+/*
+ * Listed goroutine @i's creators: its go statement (gopc), then its
+ * parent's, where the parent (parentGoid, Go 1.21+) is listed too, up to
+ * main (complete); else unknown from there.  A parent that exited before
+ * the list was read is not known (goids are never reused: an id listed is
+ * that goroutine).
+ */
+static uint32_t listed_node(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
+			    pid_t pid, struct listed *ls, const struct pm_hidx *by_goid, size_t i,
+			    unsigned depth)
+{
+	struct listed *l = &ls[i];
+	uint32_t parent = 0, seg;
+	uint8_t end = END_UNKNOWN;
+	size_t n = 0, pos = SIZE_MAX;
+	long j;
+
+	if (l->state == 2)
+		return l->node;
+	l->state = 1;
+	if (good_ptr(l->anc) && g->o.creators > 0) {
+		/* GODEBUG=tracebackancestors: each ancestor's stack at its go statement */
+		struct pm_gor_info gi;
+		struct gproc *p = pm_gor_proc_of(g, pid);
+
+		memset(&gi, 0, sizeof(gi));
+		g->labels_ptr = 0;
+		g->anc_ptr = l->anc;
+		pm_gor_read_extras(g, pid, &p->l, &gi);
+		g->anc_ptr = 0;
+		if (gi.nancestors) {
+			n = chain_ancestors(g, maps, st, pid, &gi);
+			end = gi.ancestors[gi.nancestors - 1].goid == 1 ? END_ROOT : END_UNKNOWN;
+			l->node = intern_node(g, intern_chain(g, g->tmp, n), 0, end);
+			l->state = 2;
+			return l->node;
+		}
+	}
+	if (l->goid == 1 || l->parent == 1) {
+		end = END_ROOT;
+	} else if (l->parent > 0 && depth < 64) {
+		while ((j = pm_hidx_next(by_goid, mix(g->seed, (uint64_t)l->parent), &pos)) >= 0)
+			if (ls[j].goid == l->parent && ls[j].state != 1) {
+				parent = listed_node(g, maps, st, pid, ls, by_goid, (size_t)j, depth + 1);
+				break;
+			}
+	}
+	if (l->goid != 1 && l->gopc)
+		add_cframe(g, maps, st, pid, l->gopc, true, &n);
+	/*
+	 * the creator's stack ended in the function its goroutine started in:
+	 * known, where the frames between are not (the runtime keeps gopc)
+	 */
+	if (parent && n && ls[j].startpc && good_ptr(ls[j].startpc)) {
+		const struct pm_map *m1, *m2;
+		const char *f1 = outer_func_at(g, maps, pid, l->gopc, &m1);
+		const char *f2 = outer_func_at(g, maps, pid, ls[j].startpc + 1, &m2);
+
+		uint64_t at = ls[j].startpc;
+
+		/* a go statement's wrapper (Go 1.22+): the function it calls */
+		if (f2 && strstr(f2, ".gowrap"))
+			at = wrapped_call(g, maps, pid, at);
+		f2 = at != ls[j].startpc ? outer_func_at(g, maps, pid, at + 1, &m2) : f2;
+		if (f1 && f2 && strcmp(f1, f2))
+			add_cframe(g, maps, st, pid, at + 1, false, &n);
+	}
+	seg = intern_chain(g, g->tmp, n);
+	l->node = intern_node(g, seg, parent, parent ? END_PARENT : end);
+	l->state = 2;
+	return l->node;
+}
+
 /*
  * The probe is on: read the runtime's list of goroutines once, so that
  * the goroutines made before it are known exactly.  Every g made after the
- * probe went on is in the log; one read at time T from the list is the
- * goroutine on that g from T until the log's next creation on it (a g
- * hosts a goroutine until the next newproc takes it).  So an entry from
- * the list holds for samples at T or later; a creation fed later but made
- * before T is older than the list (it keeps the entry, and gives it its
- * chain when it made that very goroutine); samples before T on such a g
- * are "[goroutine unknown]".  Their stack tops feed by_stack() (GC workers
- * and others made before the probe).
+ * probe went on is in the log, or will be: a creation not yet processed
+ * (the drain processes records some milliseconds late, in time order).
+ * So the list is for the gs the log does not know yet.  The list is not
+ * read at one instant: each g is read before its entry's `from' (the
+ * clock after its read), and holds the goroutine read from `from' until
+ * the log's next creation on it, which replaces the entry (a g hosts a
+ * goroutine until the next newproc takes it; one made after the probe
+ * but before the read has its creation processed before the samples
+ * after it).  Samples before `from' on such a g are "[goroutine
+ * unknown]".  The stack tops feed by_stack() (GC workers and others made
+ * before the probe).
  */
 static void snap_take(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 		      struct gproc *p, pid_t pid)
 {
 	const struct pm_gor_layout *l = &p->l;
-	uint64_t *gs = NULL, t;
-	size_t n = 0, i;
-	uint32_t lo, hi;
+	struct pm_hidx by_goid = { 0 };
+	struct listed *ls;
+	uint64_t *gs = NULL;
+	size_t n = 0, nl = 0, i;
+	uint32_t hi;
 
 	p->snap = -1;
-	t = clock_now(g, pid);
-	if (!t || pm_gor_allgs(g, pid, &gs, &n) != 0)
+	pm_gor_pass(g); /* nothing read before is reused */
+	if (pm_gor_allgs(g, pid, &gs, &n) != 0)
 		return;
-	/* the fields wanted: stack (at 0), then status .. gopc in one range */
-	lo = l->g_status < l->g_goid ? l->g_status : l->g_goid;
+	/* the fields wanted, stack (at 0) to gopc, in one read */
 	hi = l->g_gopc > l->g_goid ? l->g_gopc : l->g_goid;
-	if (l->g_parent_goid && l->g_parent_goid > hi)
+	if (l->g_startpc > hi)
+		hi = l->g_startpc;
+	if (l->g_status > hi)
+		hi = l->g_status;
+	if (l->g_parent_goid > hi)
 		hi = l->g_parent_goid;
-	if (l->g_parent_goid && l->g_parent_goid < lo)
-		lo = l->g_parent_goid;
+	if (l->g_ancestors > hi)
+		hi = l->g_ancestors;
 	hi += 8;
+	p->snap = 1;
+	ls = xcalloc(n ? n : 1, sizeof(*ls));
 	for (i = 0; i < n; i++) {
-		uint8_t gb[G_READ_MAX], sk[16];
-		struct gent *e;
-		int64_t goid, parent;
+		uint8_t gb[G_READ_MAX];
+		struct listed *x = &ls[nl];
 		uint32_t status;
 
-		if (!good_ptr(gs[i]) || hi - lo > sizeof(gb) || pm_gor_read1(g, pid, gs[i], sk, 16) ||
-		    pm_gor_read1(g, pid, gs[i] + lo, gb, hi - lo))
+		if (!good_ptr(gs[i]) || hi > sizeof(gb) || pm_gor_read1(g, pid, gs[i], gb, hi))
 			continue;
-		status = pm_le32(gb + l->g_status - lo) & ~0x1000u;
-		goid = (int64_t)pm_le64(gb + l->g_goid - lo);
-		if (status == 6 || goid <= 0) /* dead: no goroutine on it */
+		x->after = clock_now(g, pid);
+		status = pm_le32(gb + l->g_status) & ~0x1000u;
+		x->goid = (int64_t)pm_le64(gb + l->g_goid);
+		if (!x->after || status == 6 || x->goid <= 0) /* dead: no goroutine on it */
 			continue;
-		parent = l->g_parent_goid ? (int64_t)pm_le64(gb + l->g_parent_goid - lo) : 0;
-		e = gent_find(g, pid, gs[i]);
-		if (e && e->goid == goid)
-			continue; /* the log made it: it knows its chain */
-		pre_entry(g, maps, st, pid, gs[i], goid, pm_le64(gb + l->g_gopc - lo), parent);
-		gent_find(g, pid, gs[i])->snap = true;
-		g->st_snap++;
-		if (good_ptr(pm_le64(sk + 8)))
-			tab_slot(&g->tops, &g->tops_size, &g->tops_n, created_key(pid, pm_le64(sk + 8)),
-				 true)->goid = (int64_t)gs[i];
+		if (gent_find(g, pid, gs[i]))
+			continue; /* the log knows it: what it holds from here on, the log says */
+		x->gp = gs[i];
+		x->gopc = pm_le64(gb + l->g_gopc);
+		x->startpc = l->g_startpc ? pm_le64(gb + l->g_startpc) : 0;
+		x->anc = l->g_ancestors ? pm_le64(gb + l->g_ancestors) : 0;
+		x->parent = l->g_parent_goid ? (int64_t)pm_le64(gb + l->g_parent_goid) : 0;
+		x->top = good_ptr(pm_le64(gb + 8)) ? pm_le64(gb + 8) : 0;
+		pm_hidx_add(&by_goid, mix(g->seed, (uint64_t)x->goid), (uint32_t)nl);
+		nl++;
 	}
 	free(gs);
-	p->snap = 1;
-	p->snap_time = t;
+	for (i = 0; i < nl; i++) {
+		uint32_t node = listed_node(g, maps, st, pid, ls, &by_goid, i, 0);
+		struct gent *e;
+
+		gent_put(g, pid, ls[i].gp, ls[i].goid, node, ls[i].top);
+		e = gent_find(g, pid, ls[i].gp);
+		e->from = ls[i].after;
+		g->st_snap++;
+		if (ls[i].top)
+			tab_slot(&g->tops, &g->tops_size, &g->tops_n, created_key(pid, ls[i].top), true)
+				->goid = (int64_t)ls[i].gp;
+	}
+	pm_hidx_free(&by_goid);
+	free(ls);
 }
 
 /* The log's entry of @gp for a sample at @time: NULL when it does not hold then. */
-static struct gent *entry_at(struct pm_gor *g, struct gproc *p, pid_t pid, uint64_t gp,
-			     uint64_t time)
+static struct gent *entry_at(struct pm_gor *g, pid_t pid, uint64_t gp, uint64_t time)
 {
 	struct gent *e = gent_find(g, pid, gp);
 
-	return e && e->snap && time < p->snap_time ? NULL : e;
+	return e && e->from && time < e->from ? NULL : e;
+}
+
+void pm_gor_probed(struct pm_gor *g)
+{
+	if (g)
+		g->probes = true;
 }
 
 int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
@@ -612,19 +763,14 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 		uint32_t node = n || end == END_ROOT
 					? intern_node(g, intern_chain(g, g->tmp, n), parent, end)
 					: 0;
-		struct gent *e = gent_find(g, pid, c->newg);
-
-		if (e && e->snap && c->time < p->snap_time) {
-			/* made before the list was read: the list's entry is newer */
-			if (e->goid == c->goid)
-				e->node = node;
-		} else {
-			gent_put(g, pid, c->newg, c->goid, node);
-			gent_find(g, pid, c->newg)->snap = false;
-		}
+		/*
+		 * the log is the truth from here on, over an entry from the list
+		 * too: made after the list was read, it is newer; made before,
+		 * the list read this goroutine or a later one, whose own
+		 * creation comes next (in time order, before any later sample)
+		 */
+		gent_put(g, pid, c->newg, c->goid, node, good_ptr(c->stack_hi) ? c->stack_hi : 0);
 	}
-	if (!p->min_goid || c->goid < p->min_goid)
-		p->min_goid = c->goid;
 	g->st_created++;
 	return 0;
 }
@@ -665,11 +811,13 @@ static size_t append_chain_tag(struct pm_stacks *st, uint32_t *ids, size_t n, si
  * goroutine whose stack held @bp (the walk's BP where it switched off g0,
  * an address on that goroutine's stack at the sample).  Stacks are 2 KiB
  * aligned, 2 KiB to 512 KiB here: the g made (last, by the log: before the
- * sample) with a stack whose top is above @bp, whose stack is still that one
- * and holds @bp: so it held it at the sample too (a stack moves only when
- * it grows or shrinks, and stays with its g when the goroutine exits and
- * the g runs another), and the goroutine on that g then is the log's.  Sets
- * *gp, *goid (what the g holds now) and g->labels_ptr.
+ * sample) with a stack whose top is above @bp, whose stack is still that
+ * one and holds @bp, and whose goroutine at the sample (the log's) is the
+ * one it holds now and was made (or listed) with that very stack.  A
+ * stack moves when it grows or shrinks, and a grown one is freed when its
+ * goroutine exits: then another g's goroutine may have held it at the
+ * sample, and the g is not taken (unknown).  Sets *gp, *goid (what the g
+ * holds now) and g->labels_ptr.
  */
 static struct gent *by_stack(struct pm_gor *g, struct gproc *p, pid_t pid, uint64_t bp,
 			     uint64_t *gp, int64_t *goid, bool *dead)
@@ -688,10 +836,17 @@ static struct gent *by_stack(struct pm_gor *g, struct gproc *p, pid_t pid, uint6
 		if (!t)
 			continue;
 		cand = (uint64_t)t->goid;
-		e = entry_at(g, p, pid, cand, g->sample_time);
+		e = entry_at(g, pid, cand, g->sample_time);
 		if (!e || pm_gor_read1(g, pid, cand, gb, p->l.g_size))
 			continue;
-		if (pm_le64(gb) <= bp && bp < pm_le64(gb + 8) && pm_le64(gb + 8) == top) {
+		/*
+		 * the goroutine there at the sample is still on it, with the
+		 * stack it was made (or listed) with: a g's stack leaves it
+		 * (grown, freed by the GC) and comes back, and another g's
+		 * goroutine may have held it at the sample meanwhile
+		 */
+		if (pm_le64(gb) <= bp && bp < pm_le64(gb + 8) && pm_le64(gb + 8) == top &&
+		    e->hi == top && (int64_t)pm_le64(gb + p->l.g_goid) == e->goid) {
 			*gp = cand;
 			*goid = (int64_t)pm_le64(gb + p->l.g_goid);
 			*dead = (pm_le32(gb + p->l.g_status) & ~0x1000u) == 6;
@@ -710,23 +865,23 @@ static struct gent *by_stack(struct pm_gor *g, struct gproc *p, pid_t pid, uint6
  * runs when read (m.curg): trusted only when that g still holds the
  * goroutine the log says, else the goroutine is not known (counted).
  */
-static size_t probed_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
+static size_t probed_sample(struct pm_gor *g, struct pm_stacks *st,
 			    struct gproc *p, pid_t pid, struct pm_gor_info *gi, uint32_t *ids,
 			    size_t n, size_t cap)
 {
-	struct gent *e = entry_at(g, p, pid, gi->g, g->sample_time);
+	struct gent *e = entry_at(g, pid, gi->g, g->sample_time);
 	const struct chain *ch = NULL;
 	uint32_t tagv = 0;
 	int status = CH_UNKNOWN;
 	size_t nc = 0;
 	int64_t goid;
 
-	/* without the runtime's list: a goroutine older than every logged one predates the probe */
-	if (!e && p->snap == -1 && gi->g && gi->goid > 0 &&
-	    (!p->min_goid || gi->goid < p->min_goid)) {
-		pre_entry(g, maps, st, pid, gi->g, gi->goid, gi->gopc, gi->parent_goid);
-		e = gent_find(g, pid, gi->g);
-	}
+	/*
+	 * a g neither the log nor the runtime's list knows at @time: not
+	 * known (without the list, what the g holds now may have been made
+	 * after the sample, with an id below those the probe saw: ids come
+	 * in batches per P)
+	 */
 	/*
 	 * on the system stack: m.curg, read now, is the goroutine served then
 	 * only if the unwinder crossed to it and found it where the sample's
@@ -839,7 +994,7 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 			g->labels_ptr = l->g_labels ? pm_le64(gb + l->g_labels) : 0;
 		}
 		g->st_inspect++;
-		return probed_sample(g, maps, st, p, pid, &gi, ids, n, cap);
+		return probed_sample(g, st, p, pid, &gi, ids, n, cap);
 	}
 	rc = pm_gor_inspect_g(g, pid, tid, r14, sp, stack, stack_len, &gi);
 	switch (rc) {
@@ -853,7 +1008,7 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 		/* a goroutine's stack, its m runs none now: "[goroutine unknown]" */
 		memset(&gi, 0, sizeof(gi));
 		gi.goid = -1;
-		return probed_sample(g, maps, st, p, pid, &gi, ids, n, cap);
+		return probed_sample(g, st, p, pid, &gi, ids, n, cap);
 	case -ESTALE:
 	default:
 		if (rc != -ESTALE)
@@ -862,16 +1017,18 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 		 * the creation log knows R14's goroutine at the sample (a g only the
 		 * log has seen is not a stray register value): its labels not
 		 */
+		if (g->probes && !gent_find(g, pid, r14) && !(g->unw_status & PM_UNW_SWITCHED))
+			return n; /* the system stack alone (runtime start, the scheduler) */
 		if (g->probes) { /* no goroutine known to the log: "[goroutine unknown]" */
 			memset(&gi, 0, sizeof(gi));
 			gi.g = gent_find(g, pid, r14) ? r14 : 0;
 			gi.goid = -1;
-			return probed_sample(g, maps, st, p, pid, &gi, ids, n, cap);
+			return probed_sample(g, st, p, pid, &gi, ids, n, cap);
 		}
 		return n;
 	}
 	if (g->probes)
-		return probed_sample(g, maps, st, p, pid, &gi, ids, n, cap);
+		return probed_sample(g, st, p, pid, &gi, ids, n, cap);
 	parent_mode = p->l.g_parent_goid && !good_ptr(g->anc_ptr);
 	if (parent_mode) {
 		struct seen *s = seen_slot(g, seen_key(pid, gi.goid), true);
@@ -1018,4 +1175,105 @@ size_t pm_gor_labels(struct pm_gor *g, const struct pm_stacks *st, const uint32_
 		out[k].str = g->labpool[t->lab + i].value;
 	}
 	return k;
+}
+
+/* ---- wall snapshots: goroutines read from the runtime's list, not from a sample ---- */
+
+const struct pm_gor_layout *pm_gor_layout_of(struct pm_gor *g, struct pm_maps *maps, pid_t pid,
+					     const uint64_t *pcs, size_t npcs, const char **path)
+{
+	struct gproc *p = pm_gor_proc_of(g, pid);
+
+	if (!find_layout(p, maps, pid, pcs, npcs))
+		return NULL;
+	if (path)
+		*path = p->gomap && p->gomap->sym ? pm_sym_path(p->gomap->sym) : NULL;
+	return &p->l;
+}
+
+int pm_gor_all(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
+{
+	struct gproc *p = pm_gor_proc_of(g, pid);
+
+	if (p->state != 1)
+		return -ENOENT;
+	return pm_gor_allgs(g, pid, gs, n);
+}
+
+size_t pm_gor_frames_of(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
+			uint64_t gp, const uint8_t *gb, uint64_t time, uint32_t *ids, size_t n,
+			size_t cap)
+{
+	struct gproc *p = pm_gor_proc_of(g, pid);
+	const struct pm_gor_layout *l = &p->l;
+	struct pm_gor_info gi;
+	struct centry *e;
+	const uint32_t *cids = g->tmp;
+	size_t nc = 0;
+	bool parent_mode;
+	uint64_t hv;
+
+	if (p->state != 1)
+		return n;
+	memset(&gi, 0, sizeof(gi));
+	gi.g = gp;
+	gi.goid = (int64_t)pm_le64(gb + l->g_goid);
+	gi.gopc = pm_le64(gb + l->g_gopc);
+	gi.startpc = l->g_startpc ? pm_le64(gb + l->g_startpc) : 0;
+	gi.parent_goid = l->g_parent_goid ? (int64_t)pm_le64(gb + l->g_parent_goid) : 0;
+	g->labels_ptr = l->g_labels ? pm_le64(gb + l->g_labels) : 0;
+	g->anc_ptr = l->g_ancestors ? pm_le64(gb + l->g_ancestors) : 0;
+	if (gi.goid <= 0)
+		return n;
+	if (g->probes) {
+		struct gent *ge;
+
+		if (!p->snap)
+			snap_take(g, maps, st, p, pid);
+		ge = gent_find(g, pid, gp);
+		/*
+		 * the log's goroutine on this g is the one read: its chain; a
+		 * creation not fed yet (the drain holds the newest back): the
+		 * runtime's record below, as without the probe
+		 */
+		if (ge && ge->goid == gi.goid) {
+			g->unw_status = 0;
+			g->switch_bp = 0;
+			g->sample_time = time;
+			return probed_sample(g, st, p, pid, &gi, ids, n, cap);
+		}
+		g->anc_ptr = 0;
+	}
+	parent_mode = l->g_parent_goid && !good_ptr(g->anc_ptr);
+	if (parent_mode && g->o.creators) { /* kept for chains: only with creators */
+		struct seen *s = seen_slot(g, seen_key(pid, gi.goid), true);
+		s->gopc = gi.gopc;
+		s->parent = gi.parent_goid;
+	}
+	hv = mix(mix(mix(mix(0, (uint64_t)pid), gi.g), (uint64_t)gi.goid), g->labels_ptr);
+	e = &g->cache[hv & (CACHE_SIZE - 1)];
+	if (!(e->pid == pid && e->g == gi.g && e->goid == gi.goid &&
+	      e->labels_ptr == g->labels_ptr && e->anc_ptr == g->anc_ptr && e->tag)) {
+		e->pid = pid;
+		e->g = gi.g;
+		e->goid = gi.goid;
+		e->labels_ptr = g->labels_ptr;
+		e->anc_ptr = g->anc_ptr;
+		pm_gor_read_extras(g, pid, l, &gi);
+		e->tag = intern_tag(g, gi.goid, gi.labels, gi.nlabels) + 1;
+		e->chain = 0;
+		if (g->o.creators && !parent_mode) {
+			nc = gi.nancestors ? chain_ancestors(g, maps, st, pid, &gi)
+					   : chain_gopc(g, maps, st, pid, &gi);
+			e->chain = intern_chain(g, g->tmp, nc) + 1;
+		}
+	}
+	nc = 0;
+	if (g->o.creators && parent_mode) {
+		nc = chain_gopc(g, maps, st, pid, &gi);
+	} else if (e->chain) {
+		cids = g->chainpool + g->chains[e->chain - 1].off;
+		nc = g->chains[e->chain - 1].n;
+	}
+	return append_chain_tag(st, ids, n, cap, cids, nc, e->tag);
 }

@@ -39,7 +39,7 @@ bool pm_gor_finish_layout(struct pm_gor_layout *l)
 {
 	uint32_t f[] = { l->g_m, l->g_status, l->g_goid, l->g_parent_goid, l->g_gopc,
 			 l->g_startpc, l->g_ancestors, l->g_labels, l->g_sched_sp, l->g_sched_pc,
-			 l->g_sched_bp, 8 };
+			 l->g_sched_bp, l->g_waitsince, l->g_waitreason, l->g_trackseq, 8 };
 	uint32_t mf[] = { l->m_procid, l->m_gsignal, l->m_curg, 8 };
 	size_t i;
 
@@ -93,12 +93,15 @@ int pm_gor_layout_version(const char *version, struct pm_gor_layout *out)
 	static const struct {
 		int lo, hi;
 		uint32_t status, goid, parent, gopc, startpc, anc, labels, procid, gsignal, curg;
+		uint32_t waitsince, waitreason, trackseq; /* go-runtime-probes.md 1.2 */
 	} t[] = {
-		{ 19, 20, 144, 152, 0, 296, 312, 304, 360, 72, 80, 192 },
-		{ 21, 22, 144, 152, 272, 280, 296, 288, 344, 72, 80, 192 },
-		{ 23, 24, 152, 160, 280, 288, 304, 296, 352, 72, 80, 192 },
-		{ 25, 25, 144, 152, 272, 280, 296, 288, 344, 64, 72, 184 },
-		{ 26, 27, 144, 152, 280, 288, 304, 296, 352, 64, 72, 184 },
+		{ 19, 19, 144, 152, 0, 296, 312, 304, 360, 72, 80, 192, 168, 176, 189 },
+		{ 20, 20, 144, 152, 0, 296, 312, 304, 360, 72, 80, 192, 168, 176, 189 },
+		{ 21, 21, 144, 152, 272, 280, 296, 288, 344, 72, 80, 192, 168, 176, 188 },
+		{ 22, 22, 144, 152, 272, 280, 296, 288, 344, 72, 80, 192, 168, 176, 191 },
+		{ 23, 24, 152, 160, 280, 288, 304, 296, 352, 72, 80, 192, 176, 184, 199 },
+		{ 25, 25, 144, 152, 272, 280, 296, 288, 344, 64, 72, 184, 168, 176, 191 },
+		{ 26, 27, 144, 152, 280, 288, 304, 296, 352, 64, 72, 184, 168, 176, 191 },
 	};
 	int minor = parse_minor(version);
 	size_t i;
@@ -119,6 +122,9 @@ int pm_gor_layout_version(const char *version, struct pm_gor_layout *out)
 		out->m_procid = t[i].procid;
 		out->m_gsignal = t[i].gsignal;
 		out->m_curg = t[i].curg;
+		out->g_waitsince = t[i].waitsince;
+		out->g_waitreason = t[i].waitreason;
+		out->g_trackseq = t[i].trackseq;
 		sched_layout(out, minor);
 		out->labels = labels_kind(minor);
 		return pm_gor_finish_layout(out) ? 0 : -ENOTSUP;
@@ -198,11 +204,13 @@ int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_lay
 			if (!have_g && strcmp(nm, "runtime.g") == 0) {
 				const char *names[] = { "m",	     "goid",	  "parentGoid",
 							"gopc",	     "startpc",	  "ancestors",
-							"labels",    "atomicstatus", "sched" };
+							"labels",    "atomicstatus", "sched",
+							"waitsince", "waitreason", "trackingSeq" };
 				uint32_t *offs[] = { &l.g_m,	   &l.g_goid,	   &l.g_parent_goid,
 						     &l.g_gopc,	   &l.g_startpc,   &l.g_ancestors,
-						     &l.g_labels,  &l.g_status,	   &sched };
-				have_g = struct_members(&d, names, offs, 9) >= 7;
+						     &l.g_labels,  &l.g_status,	   &sched,
+						     &l.g_waitsince, &l.g_waitreason, &l.g_trackseq };
+				have_g = struct_members(&d, names, offs, 12) >= 7;
 			} else if (!have_buf && strcmp(nm, "runtime.gobuf") == 0) {
 				const char *names[] = { "sp", "pc", "bp" };
 				uint32_t *offs[] = { &buf_sp, &buf_pc, &buf_bp };

@@ -67,15 +67,14 @@ struct gproc {
 	uint64_t newproc_ret; /* probes: the return address into runtime.newproc */
 	uint64_t sysstack_ret; /* ... into systemstack (Go 1.19's chain skips newproc) */
 	uint64_t goexit_ret;  /* ... and goexit's at a goroutine's root */
-	int64_t min_goid;     /* the least goid the probe saw created; 0 = none yet */
 	/*
 	 * The runtime's list of goroutines read once, when the probe is on
-	 * (snap_take): 0 not yet, 1 read at snap_time, -1 not readable
+	 * (snap_take): 0 not yet, 1 read, -1 not readable
 	 */
 	int snap;
-	uint64_t snap_time;
 	struct pm_gor_layout l;
 	const struct pm_map *gomap; /* the Go binary's mapping the layout came from */
+	uint64_t allgs_at; /* runtime.allgs in the binary (pm_gor_allgs), 0 = not looked up */
 };
 
 struct seen {
@@ -97,12 +96,13 @@ struct gent {
 	uint64_t key; /* created_key(); 0 = free */
 	int64_t goid;
 	uint32_t node; /* its creators: cnode index + 1; 0 = not known */
+	uint64_t hi;   /* its g.stack.hi when made (or listed); 0 = not known */
 	/*
-	 * from the runtime's list read at the process's snap_time, after the
-	 * probe was on: the goroutine on the g from then until the log's next
-	 * creation on it; before then, not known
+	 * from the runtime's list (snap_take), read before the events' clock
+	 * showed this: the goroutine on the g from then until the log's next
+	 * creation on it; before, not known.  0 = made by the log.
 	 */
-	bool snap;
+	uint64_t from;
 };
 
 enum { END_PARENT, END_ROOT, END_UNKNOWN };

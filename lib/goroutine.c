@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "elfimg.h"
+#include "gopclntab.h"
 #include "goroutine-int.h"
 #include "maps.h"
 #include "util.h"
@@ -333,6 +334,58 @@ int pm_gor_read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t l
 
 #define ALLGS_MAX (1u << 20) /* goroutines listed at most */
 
+/*
+ * runtime.allgs in a binary without its symbol (stripped): the slice
+ * runtime.allgadd appends to.  Its code reads the slice's pointer, length
+ * and capacity, RIP-relative: the one address A whose A+8 and A+16 it also
+ * reads or writes (MOV, LEA, CMP, ADD, SUB with a ModRM of disp32(RIP)).
+ * 0 when not found.
+ */
+static uint64_t allgs_from_code(const struct pm_elf *e)
+{
+	struct pm_go *go = NULL;
+	uint64_t at[64], found = 0;
+	size_t nat = 0, len;
+	const uint8_t *b;
+	long idx = -1;
+
+	if (pm_go_open(&go, e) != 0)
+		return 0;
+	for (size_t i = 0; i < pm_go_nfuncs(go) && idx < 0; i++)
+		if (!strcmp(pm_go_func_name(go, (long)i), "runtime.allgadd"))
+			idx = (long)i;
+	if (idx >= 0) {
+		uint64_t entry = pm_go_func_entry(go, idx), end = pm_go_text_end(go);
+
+		if ((size_t)idx + 1 < pm_go_nfuncs(go))
+			end = pm_go_func_entry(go, idx + 1);
+		len = end > entry && end - entry < 4096 ? (size_t)(end - entry) : 0;
+		b = len ? pm_elf_vaddr_bytes(e, entry, len) : NULL;
+		for (size_t i = 0; b && i + 7 <= len && nat < PM_ARRAY_SIZE(at); i++) {
+			uint8_t op = b[i + 1];
+
+			if ((b[i] & 0xf8) != 0x48 ||
+			    (op != 0x8b && op != 0x89 && op != 0x8d && op != 0x3b && op != 0x39 &&
+			     op != 0x03 && op != 0x2b) ||
+			    (b[i + 2] & 0xc7) != 0x05)
+				continue;
+			at[nat++] = entry + i + 7 + (uint64_t)(int64_t)(int32_t)pm_le32(b + i + 3);
+		}
+	}
+	for (size_t i = 0; i < nat && !found; i++) {
+		bool p8 = false, p16 = false;
+
+		for (size_t j = 0; j < nat; j++) {
+			p8 = p8 || at[j] == at[i] + 8;
+			p16 = p16 || at[j] == at[i] + 16;
+		}
+		if (p8 && p16)
+			found = at[i];
+	}
+	pm_go_free(go);
+	return found;
+}
+
 int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 {
 	struct gproc *p = pm_gor_proc_of(g, pid);
@@ -341,11 +394,19 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 	uint8_t *b;
 	size_t len, i;
 
-	if (!p->gomap || !p->gomap->sym || !(e = pm_elf_open(pm_sym_path(p->gomap->sym))))
+	if (!p->gomap || !p->gomap->sym)
 		return -ENOENT;
-	at = pm_elf_symbol_addr(e, "runtime.allgs");
-	pm_elf_free(e);
-	if (!at)
+	if (!p->allgs_at) { /* looked up once (UINT64_MAX: not found) */
+		if (!(e = pm_elf_open(pm_sym_path(p->gomap->sym))))
+			return -ENOENT;
+		at = pm_elf_symbol_addr(e, "runtime.allgs");
+		if (!at)
+			at = allgs_from_code(e);
+		pm_elf_free(e);
+		p->allgs_at = at ? at : UINT64_MAX;
+	}
+	at = p->allgs_at;
+	if (at == UINT64_MAX)
 		return -ENOENT;
 	at = (uint64_t)((int64_t)at + p->gomap->bias);
 	/* {ptr, len, cap}: a new array is made whole before it is published */

@@ -66,6 +66,8 @@ struct pm_gor_layout {
 	uint32_t g_size;       /* bytes of runtime.g to read (covers every field below) */
 	uint32_t g_m, g_status, g_goid, g_parent_goid, g_gopc, g_startpc, g_ancestors, g_labels;
 	uint32_t g_sched_sp, g_sched_pc, g_sched_bp; /* g.sched (a gobuf): its sp, pc, bp */
+	uint32_t g_waitsince, g_waitreason; /* wall snapshots: int64, uint8 (0 = not known) */
+	uint32_t g_trackseq; /* g.trackingSeq (uint8): bumped each time it stops running */
 	uint32_t m_size;
 	uint32_t m_procid, m_gsignal, m_curg;
 	enum pm_gor_labels_kind labels;
@@ -193,6 +195,12 @@ struct pm_gor_creation {
 };
 int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 		   const struct pm_gor_creation *c, const uint64_t *pcs, size_t npcs);
+/*
+ * The creation probe is on from the start: samples before its first
+ * record are judged by the log too (their goroutine is unknown where the
+ * log and the runtime's list cannot say), never read late.
+ */
+void pm_gor_probed(struct pm_gor *g);
 
 /*
  * A read of 8 bytes at this address (never a target's: below any mapping)
@@ -212,6 +220,24 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
  */
 void pm_gor_creator_counts(const struct pm_gor *g, uint64_t *complete, uint64_t *partial,
 			   uint64_t *unknown, uint64_t *gor_unknown, uint64_t *labels_unknown);
+
+/*
+ * Wall snapshots (src_wall.c): goroutines read from the runtime's list
+ * rather than met in a sample.  pm_gor_layout_of(): @pid's layout, found
+ * from the first Go mapping among @pcs as for a sample (NULL when none;
+ * *path, if given, the binary it came from).  pm_gor_all(): the g of every
+ * goroutine the runtime made (runtime.allgs, dead ones too) in a new array;
+ * -ENOENT when the list cannot be found or read.  pm_gor_frames_of():
+ * append to @ids the creator frames and the tag frame (goid, labels) of
+ * the goroutine on @gp whose runtime.g (the layout's g_size bytes) is
+ * @gb, read at @time (the events' clock).
+ */
+const struct pm_gor_layout *pm_gor_layout_of(struct pm_gor *g, struct pm_maps *maps, pid_t pid,
+					     const uint64_t *pcs, size_t npcs, const char **path);
+int pm_gor_all(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n);
+size_t pm_gor_frames_of(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
+			uint64_t gp, const uint8_t *gb, uint64_t time, uint32_t *ids, size_t n,
+			size_t cap);
 
 /* build_profile's hooks. */
 static inline bool pm_gor_is_frame(const struct pm_stack_frame *f)

@@ -159,6 +159,14 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 			loc_of[i] = kernel_loc(p, f, &ks);
 			continue;
 		}
+		if (f->map_id <= PM_SES_SRC_MAP(0) &&
+		    f->map_id > PM_SES_SRC_MAP(PM_SES_SRC_MAX)) { /* a source's own frames */
+			e = PM_SES_SRC_MAP(0) - f->map_id;
+			loc_of[i] = e < pm_nsources && pm_sources[e]->location
+					    ? pm_sources[e]->location(s, p, f)
+					    : 0;
+			continue;
+		}
 		if (pm_gor_is_frame(f)) { /* goroutines: creator frames */
 			loc_of[i] = s->gor ? pm_gor_location(s->gor, p, f, s->cfg->all_frames) : 0;
 			continue;
@@ -213,19 +221,26 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 		size_t n, k;
 		const int64_t *v;
 		const uint32_t *ids = pm_stacks_at(s->stacks, i, &n, &v);
-		struct pm_prof_label lab[2 + PM_GOR_MAX_LABELS + 2];
-		size_t nlab = 2;
+		struct pm_prof_label lab[2 + 8 + PM_GOR_MAX_LABELS + 2];
+		size_t nlab = 1;
 		uint32_t pid, tid;
 
 		pm_stacks_tags(s->stacks, i, &pid, &tid);
 		memset(lab, 0, sizeof(lab));
 		lab[0].key = "pid";
 		lab[0].num = pid;
-		lab[1].key = "thread";
-		lab[1].num = tid;
+		if (tid) { /* 0: not a thread's (a goroutine read by a snapshot) */
+			lab[1].key = "thread";
+			lab[1].num = tid;
+			nlab++;
+		}
+		for (e = 0; e < pm_nsources; e++) /* labels in the sources' own root frames */
+			if (pm_sources[e]->stack_labels)
+				nlab += pm_sources[e]->stack_labels(s, ids, &n, lab + nlab,
+								    PM_ARRAY_SIZE(lab) - 1 - nlab);
 		if (s->gor) /* goroutines: the labels of the root tag frame */
-			nlab += pm_gor_labels(s->gor, s->stacks, ids, &n, lab + 2,
-					      PM_ARRAY_SIZE(lab) - 3);
+			nlab += pm_gor_labels(s->gor, s->stacks, ids, &n, lab + nlab,
+					      PM_ARRAY_SIZE(lab) - 1 - nlab);
 		if (!hid) {
 			for (k = 0; k < n; k++)
 				locs[k] = loc_of[ids[k]];

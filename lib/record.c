@@ -37,6 +37,7 @@
 #include "ring.h"
 #include "session.h"
 #include "source.h"
+#include "src_creation.h"
 #include "target.h"
 
 /*
@@ -279,6 +280,8 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 			go.read_arg = &s;
 		}
 		s.gor = pm_gor_new(&go);
+		if (pm_src_has_events(&s, &pm_src_creation))
+			pm_gor_probed(s.gor);
 	}
 	if (s.attach) {
 		if (pm_att_attach_all(&s))
@@ -319,6 +322,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		}
 		t0_wall = pm_wall_ns();
 		s.t_start = pm_now_ns();
+		s.cmd_pid = pm_target_pid(tgt);
 		rc = pm_target_start(tgt);
 		if (rc) {
 			pm_ses_err(res, rc == -ENOENT ? PM_REC_NOTFOUND : PM_REC_NOEXEC,
@@ -340,11 +344,27 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 			pfd[npfd].fd = pm_att_pidfd(&s, i);
 			pfd[npfd++].events = POLLIN;
 		}
+	uint64_t next_timer = 0; /* the sources' timers: the soonest */
+
 	for (;;) {
 		uint64_t now;
 		bool done, exit_news = false;
+		int wait_ms = 100;
 
-		if (poll(pfd, npfd, 100) > 0)
+		now = pm_now_ns();
+		if (next_timer && next_timer <= now)
+			wait_ms = 0;
+		else if (next_timer && (next_timer - now) / 1000000 < 100)
+			wait_ms = (int)((next_timer - now + 999999) / 1000000);
+		/*
+		 * 10 ms turns in the first 100 ms: the first records processed
+		 * soon (the goroutine inspector reads the runtime's list of
+		 * goroutines at the first sample: samples before then on a g it
+		 * did not know are "[goroutine unknown]")
+		 */
+		if (now - s.t_start < 100000000ULL && wait_ms > 10)
+			wait_ms = 10;
+		if (poll(pfd, npfd, wait_ms) > 0)
 			for (i = 0; i < dr.n; i++)
 				/* a ring whose event's thread is gone reports HUP for good */
 				if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
@@ -356,6 +376,15 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 			}
 		drain(&s, &dr, false);
 		now = pm_now_ns();
+		/* sources with work of their own at their rate (snapshots) */
+		next_timer = 0;
+		for (i = 0; i < pm_nsources; i++)
+			if (pm_sources[i]->timer) {
+				uint64_t t = pm_sources[i]->timer(&s, now);
+
+				if (t && (!next_timer || t < next_timer))
+					next_timer = t;
+			}
 		if (cfg->stop && *cfg->stop && !forwarded) {
 			if (tgt)
 				pm_target_signal(tgt, *cfg->stop);

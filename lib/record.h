@@ -64,6 +64,11 @@ struct pm_record_cfg {
 	 */
 	int creators;
 	/*
+	 * --wall[=HZ]: goroutine wall-clock snapshots a second (src_wall.h);
+	 * 0 = off.
+	 */
+	unsigned wall_hz;
+	/*
 	 * Also write a replayable capture (datafile.h) to this path, atomically
 	 * as the profile; NULL = none.
 	 */
@@ -75,6 +80,17 @@ struct pm_record_cfg {
 	 * the files are given to them where outfile.h says)
 	 */
 	bool keep_privileges;
+	/*
+	 * --alloc: the allocations the Go runtime samples for its heap
+	 * profile (src_alloc.h); without @event, no CPU events
+	 */
+	bool alloc;
+	/*
+	 * --memprofilerate: write runtime.MemProfileRate in the attached
+	 * targets for the recording (bytes; 0 = never: the default), and the
+	 * value it had back at the end
+	 */
+	int64_t memprofilerate;
 };
 
 enum pm_record_err {

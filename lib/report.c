@@ -89,8 +89,7 @@ static char *text_name(const char *s)
 	return r;
 }
 
-/* The name of an address without a function: "module+0x<offset>" or "0x<address>". */
-static char *addr_name(const struct pm_profile *p, const struct pm_prof_loc *l)
+char *pm_report_addr_name(const struct pm_profile *p, const struct pm_prof_loc *l)
 {
 	const struct pm_prof_mapping *m = l ? pm_prof_mapping_by_id(p, l->mapping_id) : NULL;
 	uint64_t addr = l ? l->address : 0;
@@ -311,6 +310,95 @@ static void text_header(const struct pm_profile *p, struct out *o,
 	outf(o, "#\n");
 }
 
+int pm_report_header(const struct pm_profile *p, FILE *f, const struct pm_report_opts *opts)
+{
+	struct out o = { f, 0 };
+	long vi = pick_value(p, opts, false), ci = pm_prof_find_sample_type(p, "samples");
+	bool have_count = ci >= 0;
+	int64_t total = 0, nsamp = 0;
+	size_t i;
+
+	if (opts && opts->value_index >= 0 && vi < 0)
+		return -EINVAL;
+	if (ci < 0)
+		ci = vi;
+	for (i = 0; i < pm_prof_nsamples(p); i++) {
+		const struct pm_prof_sample *s = pm_prof_sample_at(p, i);
+		int64_t v = vi >= 0 ? s->values[vi] : 0, c = ci >= 0 ? s->values[ci] : 0;
+
+		if (vi >= 0 && !v)
+			continue;
+		total = add_sat(total, v);
+		nsamp = add_sat(nsamp, have_count ? c : 1);
+	}
+	text_header(p, &o, opts, vi, total, nsamp, have_count);
+	return out_end(&o);
+}
+
+/*
+ * A goroutine wall profile (record --wall): the value shown by the labels
+ * state and wait_reason, heaviest first, as comment lines; nothing when
+ * no sample has a state label.
+ */
+static void state_table(const struct pm_profile *p, struct out *o, long vi, int64_t total)
+{
+	struct grp {
+		const char *state, *reason;
+		int64_t v;
+	} g[64];
+	size_t ng = 0, i, j, over = 0;
+	char buf[64];
+
+	if (vi < 0)
+		return;
+	for (i = 0; i < pm_prof_nsamples(p); i++) {
+		const struct pm_prof_sample *sm = pm_prof_sample_at(p, i);
+		const char *st = NULL, *rs = "";
+
+		for (j = 0; j < sm->nlabels; j++) {
+			if (sm->labels[j].str && strcmp(sm->labels[j].key, "state") == 0)
+				st = sm->labels[j].str;
+			else if (sm->labels[j].str && strcmp(sm->labels[j].key, "wait_reason") == 0)
+				rs = sm->labels[j].str;
+		}
+		if (!st || !sm->values[vi])
+			continue;
+		for (j = 0; j < ng && (strcmp(g[j].state, st) || strcmp(g[j].reason, rs)); j++)
+			;
+		if (j == ng) {
+			if (ng == PM_ARRAY_SIZE(g)) {
+				over = add_sat((int64_t)over, sm->values[vi]);
+				continue;
+			}
+			g[ng].state = st;
+			g[ng].reason = rs;
+			g[ng++].v = 0;
+		}
+		g[j].v = add_sat(g[j].v, sm->values[vi]);
+	}
+	if (!ng)
+		return;
+	for (i = 1; i < ng; i++) /* heaviest first (few rows: insertion sort) */
+		for (j = i; j > 0 && g[j].v > g[j - 1].v; j--) {
+			struct grp t = g[j];
+
+			g[j] = g[j - 1];
+			g[j - 1] = t;
+		}
+	outf(o, "# by state and wait reason:\n");
+	for (i = 0; i < ng; i++) {
+		char *r = text_name(g[i].reason);
+
+		human(buf, sizeof(buf), g[i].v, pm_prof_sample_type(p, (size_t)vi)->unit);
+		outf(o, "# %7.2f%%  %-10s %-28s %s\n", pct(g[i].v, total), g[i].state,
+		     *r ? r : "-", buf);
+		free(r);
+	}
+	if (over)
+		outf(o, "# %7.2f%%  (more states and reasons)\n", pct((int64_t)over, total));
+	outf(o, "#\n");
+}
+
 struct named_loc {
 	char *name;
 	size_t i;
@@ -337,7 +425,7 @@ static size_t *loc_canon(const struct pm_profile *p)
 	size_t *canon = xcalloc(n + 1, sizeof(*canon));
 
 	for (i = 0; i < n; i++) {
-		v[i].name = addr_name(p, pm_prof_loc_at(p, i));
+		v[i].name = pm_report_addr_name(p, pm_prof_loc_at(p, i));
 		v[i].i = i;
 	}
 	qsort(v, n, sizeof(*v), cmp_named_loc);
@@ -435,7 +523,7 @@ int pm_report_text(const struct pm_profile *p, FILE *f, const struct pm_report_o
 			r->file = fn->file;
 			r->line = fn->start_line;
 		} else {
-			r->name = addr_name(p, pm_prof_loc_at(p, i - nf));
+			r->name = pm_report_addr_name(p, pm_prof_loc_at(p, i - nf));
 		}
 	}
 	if (nrows) {
@@ -453,6 +541,7 @@ int pm_report_text(const struct pm_profile *p, FILE *f, const struct pm_report_o
 	width = PM_MIN(width, 60);
 
 	text_header(p, &o, opts, vi, total, nsamp, have_count);
+	state_table(p, &o, vi, total);
 	outf(&o, "%8s %8s %9s  %-*s  %s\n", "Self%", "Cum%", "Samples", (int)width, "Function",
 	     "File:Line");
 	for (i = 0; i < top; i++) {
@@ -520,7 +609,7 @@ static char *loc_fragment(const struct pm_profile *p, const struct pm_prof_loc *
 	size_t j;
 
 	if (!l->nlines) {
-		char *n = addr_name(p, l);
+		char *n = pm_report_addr_name(p, l);
 
 		sb_folded(&b, n);
 		free(n);
@@ -539,7 +628,7 @@ static char *loc_fragment(const struct pm_profile *p, const struct pm_prof_loc *
 			if (kernel)
 				sb_add(&b, "_[k]", 4);
 		} else {
-			char *n = addr_name(p, l);
+			char *n = pm_report_addr_name(p, l);
 
 			sb_folded(&b, n);
 			free(n);

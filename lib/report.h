@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 struct pm_profile;
+struct pm_prof_loc;
 
 enum pm_report_sort { PM_SORT_SELF, PM_SORT_CUM, PM_SORT_NAME };
 
@@ -24,6 +25,18 @@ struct pm_report_opts {
 /* 0 or -errno (a write error on @out). */
 int pm_report_text(const struct pm_profile *p, FILE *out, const struct pm_report_opts *o);
 int pm_report_folded(const struct pm_profile *p, FILE *out, const struct pm_report_opts *o);
+
+/*
+ * The table's header alone ("# ..." lines: title, sample types, totals,
+ * period, time, duration, the profile's comments such as lost samples).
+ */
+int pm_report_header(const struct pm_profile *p, FILE *out, const struct pm_report_opts *o);
+
+/*
+ * The name report gives a location without a function: "module+0x<file
+ * offset>" when its mapping has a file, else "0x<address>".  Heap string.
+ */
+char *pm_report_addr_name(const struct pm_profile *p, const struct pm_prof_loc *l);
 
 /*
  * Folded-frame name: @name with ';' replaced by ':' and newlines, tabs and

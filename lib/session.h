@@ -30,12 +30,15 @@
 
 /*
  * Events: the user's (-e, the CPU source's, first), then those the other
- * sources add (the creation probe: one per Go binary, four binaries).
+ * sources add (the creation probe and the allocation probe: one each per Go
+ * binary, four binaries).
  */
-#define PM_SES_EVT_MAX (PM_EVT_MAX + 4)
+#define PM_SES_EVT_MAX (PM_EVT_MAX + 8)
 #define PM_SES_SRC_MAX 8                 /* profile sources (source.h) */
-#define PM_SES_VALUES_MAX (2 * PM_EVT_MAX) /* values per stack, every source's */
+#define PM_SES_VALUES_MAX (2 * PM_EVT_MAX + 8) /* values per stack, every source's */
 #define PM_SES_KERNEL_MAP (PM_STACKS_NO_MAP - 1) /* frames: stack frames in the kernel */
+/* frames a profile source makes itself (source.h: location, stack_labels), by its index */
+#define PM_SES_SRC_MAP(i) (PM_STACKS_NO_MAP - 32 - (uint32_t)(i))
 
 struct pm_maps;
 struct pm_stacks;
@@ -48,6 +51,7 @@ struct session {
 	const struct pm_record_cfg *cfg;
 	struct pm_record_result *res;
 	bool attach, replay;
+	pid_t cmd_pid;           /* the command launched, 0 when attached */
 	/* the events: spec and attr i; attr 0 gives the record layout */
 	struct pm_evt_spec spec[PM_SES_EVT_MAX];
 	struct perf_event_attr attr[PM_SES_EVT_MAX];

@@ -3,7 +3,8 @@
  * takes, and the table of them.  Today: CPU sampling (src_cpu.c, the
  * events of -e) and the probe on goroutine creation of --creators
  * (src_creation.c: its samples feed the goroutine inspector
- * and make no sample of the profile).
+ * and make no sample of the profile), and the allocations the Go runtime
+ * samples of --alloc (src_alloc.c).
  *
  * A source says what it opens (its events, appended to s->spec: the
  * loop opens every event on every thread and CPU, and drains them all),
@@ -13,8 +14,9 @@
  * be NULL but sample.  Adding a kind of profile is one src_NAME.c with its
  * struct pm_source, and one entry in pm_sources[] (source.c).
  *
- * The CPU source is first: its events are the first s->nuser, the user's,
- * and attr 0 gives the record layout.  A capture does not say which source
+ * The CPU source is first: its events are the first s->nuser, the user's
+ * (none with --alloc and no -e: s->nuser 0), and attr 0 gives the record
+ * layout.  A capture does not say which source
  * an event past them is: at replay, the first source whose claim() takes
  * it owns it.
  */
@@ -31,10 +33,15 @@ struct pm_profile;
 struct pm_prof_label;
 struct pm_rec_sample;
 struct pm_evt_spec;
+struct pm_stack_frame;
 
 struct pm_source {
 	const char *name;
-	size_t state_size; /* its state in each session, zeroed: pm_src_state() */
+	/*
+	 * its state in each session, zeroed: pm_src_state(); made when
+	 * processing starts, unless add_events() made it (s->src_state[i])
+	 */
+	size_t state_size;
 	/* Live, first: check and take its options; 0 or -1 with s->res set. */
 	int (*configure)(struct session *s);
 	/*
@@ -67,10 +74,34 @@ struct pm_source {
 	 * record's; NULL before that record)?  Sets s->kind[e].
 	 */
 	bool (*claim)(struct session *s, size_t e, const char *name);
+	/* Processing starts (its state zeroed): set it up; ends: free what it holds. */
+	void (*begin)(struct session *s);
+	void (*end)(struct session *s);
 	/* Values it adds to each stack (s->val_off[its index] is the first). */
 	size_t (*nvalues)(const struct session *s);
 	/* A sample of its event @e, accepted (one per thread's event set). */
 	void (*sample)(struct session *s, size_t e, const struct pm_rec_sample *smp);
+	/*
+	 * Live: work of its own at a rate of its own (snapshots of the
+	 * target), not driven by events.  The loop calls it after each drain
+	 * with @now (the events' clock, CLOCK_MONOTONIC); it does what is due
+	 * and returns when it wants to be called next (0 = never), which
+	 * bounds the loop's poll.
+	 */
+	uint64_t (*timer)(struct session *s, uint64_t now);
+	/*
+	 * Frames it makes itself, of map PM_SES_SRC_MAP(its index) (markers,
+	 * label tags): the pprof location of @f, 0 for none.
+	 */
+	uint64_t (*location)(struct session *s, struct pm_profile *p, const struct pm_stack_frame *f);
+	/*
+	 * Labels it keeps in frames of its own at the root of a stack (ids,
+	 * *n of them): drop them from *n and write the labels into @out (at
+	 * most @max).  Returns the labels written.  Called before the
+	 * goroutine inspector's (whose tag frame is then the root).
+	 */
+	size_t (*stack_labels)(struct session *s, const uint32_t *ids, size_t *n,
+			       struct pm_prof_label *out, size_t max);
 	/* The profile, first: its sample types, period, descriptions. */
 	void (*profile_head)(struct session *s, struct pm_profile *p);
 	/* The profile's comments after the session's own (lost, cut, attached). */

@@ -20,6 +20,8 @@ static int cpu_configure(struct session *s)
 	char err[256];
 	long maxrate;
 
+	if (cfg->alloc && !cfg->event)
+		return 0; /* --alloc alone: allocations, no CPU events */
 	if (pm_evt_parse_list(cfg->event ? cfg->event : "cycles", s->spec, PM_EVT_MAX, &s->nev,
 			      err, sizeof(err)) < 0) {
 		pm_ses_err(s->res, PM_REC_USAGE, "%s", err);
@@ -115,6 +117,8 @@ static void cpu_profile_head(struct session *s, struct pm_profile *p)
 	char *c;
 	size_t e;
 
+	if (!s->nuser) /* no CPU events (--alloc alone) */
+		return;
 	pm_prof_add_sample_type(p, "samples", "count");
 	for (e = 0; e < s->nuser; e++)
 		pm_prof_add_sample_type(p, s->nuser > 1 ? s->spec[e].name : s->spec[e].value_type,
@@ -154,13 +158,15 @@ static void cpu_profile_head(struct session *s, struct pm_profile *p)
 static void cpu_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
 			      size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
-	int64_t val[1 + PM_EVT_MAX];
+	int64_t val[1 + PM_EVT_MAX + 16]; /* samples, the events, and the other sources' types, zero */
 	size_t e;
 
 	for (e = 0; e < s->nuser; e++) {
 		if (!v[2 * e])
 			continue;
 		memset(val, 0, sizeof(val));
+		if (pm_prof_nsample_types(p) > PM_ARRAY_SIZE(val))
+			return;
 		val[0] = v[2 * e];
 		val[1 + e] = v[2 * e + 1];
 		lab[nlab].key = "event";

@@ -406,6 +406,62 @@ static size_t check_extension(struct pm_unw *u, const struct pm_unw_input *in,
 	return m;
 }
 
+/*
+ * The walk crossed from g0 to the goroutine through curg.sched, read now
+ * (pm_unw_g0_switch()): @sw_n frames before the switch, @rs the registers
+ * on g0 there.  The bp check there holds when the g runs a goroutine that
+ * switched at the same depth since, whose frames are not the sample's (a
+ * goroutine that exited and a new one on its g, reused at once).  Where
+ * the kernel's callchain, taken at the sample, crosses the switch too,
+ * every return address of it must be among the frames read, in order
+ * (it may skip a frameless function's caller, never add one): else the
+ * goroutine had moved on, and the callchain's frames replace them; where
+ * the callchain cannot give them either, the stack is cut at the switch.
+ */
+static size_t check_switch(struct pm_unw *u, const struct pm_unw_input *in,
+			   const struct regs *rs, const struct pm_unw_func *sw, uint64_t *pcs,
+			   size_t sw_n, size_t n, size_t max, unsigned *status)
+{
+	struct walk tw;
+	unsigned st2;
+	size_t k, c, j = sw_n, m;
+
+	if (!in->chain || sw_n == 0 || n <= sw_n)
+		return n;
+	for (k = 0; k < in->chain_len && in->chain[k] != pcs[sw_n - 1]; k++)
+		;
+	if (k + 1 >= in->chain_len)
+		return n; /* the callchain does not cross: nothing to check */
+	for (c = k + 1; c < in->chain_len; c++) {
+		while (j < n && pcs[j] != in->chain[c])
+			j++;
+		if (j == n)
+			break; /* not among the frames read */
+		if (++j == n)
+			return n; /* the walk's last frame: what the chain has beyond is not checked */
+	}
+	if (c == in->chain_len)
+		return n;
+	if (u->alt_cap < max) {
+		free(u->alt);
+		u->alt = xcalloc(max, sizeof(*u->alt));
+		u->alt_cap = max;
+	}
+	memcpy(u->alt, pcs, sw_n * sizeof(*pcs));
+	memset(&tw, 0, sizeof(tw));
+	tw.rs = *rs;
+	st2 = *status & (PM_UNW_SAW_MAIN | PM_UNW_SIGFRAME | PM_UNW_NEED_GO);
+	m = pm_unw_chain_cross(u, &tw, in, sw, u->alt, sw_n, max, &st2);
+	if (m > sw_n) {
+		memcpy(pcs, u->alt, m * sizeof(*pcs));
+		*status = st2 | PM_UNW_SWITCHED | PM_UNW_MOVED_ON;
+		return m;
+	}
+	*status = (*status & (PM_UNW_SAW_MAIN | PM_UNW_SIGFRAME)) | PM_UNW_SWITCHED |
+		  PM_UNW_MOVED_ON | PM_UNW_CUT;
+	return sw_n;
+}
+
 /* Can the walk cross the runtime's own switches (g0, cgocallback)? */
 static bool go_ready(const struct walk *w)
 {
@@ -419,10 +475,15 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 	struct pm_unw_func lf;
 	uint64_t pc = in->ip;
 	size_t n = 0;
-	bool leaf = true, on_g0 = false, saw_schedule = false;
+	bool leaf = true, on_g0 = false, saw_schedule = false, sw_mem = false;
+	struct regs sw_rs;
+	struct pm_unw_func sw_f;
+	size_t sw_n = 0;
 
 	*status = 0;
 	u->switch_bp = 0;
+	memset(&sw_rs, 0, sizeof(sw_rs));
+	memset(&sw_f, 0, sizeof(sw_f));
 	if (max == 0)
 		return 0;
 	memset(&w, 0, sizeof(w));
@@ -574,9 +635,15 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 				uint64_t gpc;
 				int rc;
 
-				if (!w.nswitch)
+				if (!w.nswitch) {
 					reg_get(&w.rs, PM_DW_RBP, &u->switch_bp);
+					sw_rs = w.rs;
+					sw_f = f;
+					sw_n = n;
+				}
 				rc = go_ready(&w) ? pm_unw_g0_switch(u, &w, &gpc) : -1;
+				if (rc == 1 && !w.nswitch && !(f.flags & PM_UNW_F_MCALL))
+					sw_mem = true;
 
 				if (rc == 0 && (f.flags & PM_UNW_F_MCALL)) {
 					*status |= PM_UNW_COMPLETE;
@@ -735,6 +802,8 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 		n = splice_chain(u, in, pcs, n, max, status);
 	else
 		n = check_extension(u, in, &w, pcs, n, max, status);
+	if (sw_mem && in->go)
+		n = check_switch(u, in, &sw_rs, &sw_f, pcs, sw_n, n, max, status);
 	if (w.nswitch && !(*status & (PM_UNW_COMPLETE | PM_UNW_MAX | PM_UNW_COPY_END)))
 		*status |= PM_UNW_CUT;
 	return n;

@@ -6,8 +6,13 @@
 #   go/<name>           tests/go/<name>/*.go built with Debian's Go 1.19
 #   go/<name>-stripped  the same with -ldflags='-s -w'
 #   go126/, go127/      the same with Go 1.26 (/usr/local/go) and Go 1.27.3
+#   A fixture with a go.mod (its modules fetched through the Go module proxy
+#   into $work/gopath/pkg/mod, checked against its go.sum) builds in module
+#   mode, the others in GOPATH mode.
 #   npm/node_modules/   @esbuild/linux-x64 (Go 1.26), lefthook-linux-x64
-#                       (Go 1.27), pprof-format (an independent pprof decoder)
+#                       (Go 1.27), pprof-format (an independent pprof decoder),
+#                       puppeteer-core (drives Debian's chromium; it downloads
+#                       no browser) and speedscope (a flame-graph viewer)
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 work=${PMUPROF_FIXTURES:-$top/tests/.work}
@@ -22,12 +27,15 @@ fi
 unset GOROOT GOBIN GOOS GOARCH GOAMD64 CGO_ENABLED CC
 mkdir -p "$work/go" "$work/npm" "$work/gocache"
 export GOENV=off GOTOOLCHAIN=local GOCACHE="$work/gocache" GOFLAGS=-mod=mod GO111MODULE=off GOPATH="$work/gopath"
+# modmode DIR: the GO111MODULE a fixture builds with (on where it has a go.mod)
+modmode() { if [ -f "$1/go.mod" ]; then echo on; else echo off; fi; }
 
 for dir in "$top"/tests/go/*/; do
 	name=$(basename "$dir")
 	out="$work/go/$name"
-	if [ ! -x "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go')" ]; then
-		(cd "$dir" && "$GO" build -o "$out" . && "$GO" build -ldflags='-s -w' -o "$out-stripped" .)
+	if [ ! -x "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go' -o -newer "$out" -name 'go.mod')" ]; then
+		(cd "$dir" && export GO111MODULE="$(modmode "$dir")" &&
+			"$GO" build -o "$out" . && "$GO" build -ldflags='-s -w' -o "$out-stripped" .)
 	fi
 done
 
@@ -44,8 +52,8 @@ build_all() { # DIR GO
 	for dir in "$top"/tests/go/*/; do
 		name=$(basename "$dir")
 		out="$work/$1/$name"
-		if [ ! -x "$out-stripped" ] || [ "$2" -nt "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go')" ]; then
-			(cd "$dir" && GOCACHE="$work/gocache-$1" "$2" build -o "$out" . &&
+		if [ ! -x "$out-stripped" ] || [ "$2" -nt "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go' -o -newer "$out" -name 'go.mod')" ]; then
+			(cd "$dir" && export GO111MODULE="$(modmode "$dir")" && GOCACHE="$work/gocache-$1" "$2" build -o "$out" . &&
 				GOCACHE="$work/gocache-$1" "$2" build -ldflags='-s -w' -o "$out-stripped" .) ||
 				{ echo "fixtures: cannot build $name with $2" >&2; return 1; }
 		fi
@@ -80,11 +88,12 @@ if [ ! -x "$golden/go/shares" ] || ! cmp -s "$top/tests/go/shares/main.go" "$gsr
 fi
 
 # npm packages: versions pinned, scripts not run, nothing committed.
-if [ ! -f "$work/npm/.done-v1" ]; then
+if [ ! -f "$work/npm/.done-v2" ]; then
 	(cd "$work/npm" &&
 		{ [ -f package.json ] || echo '{"name":"pmuprof-fixtures","private":true}' > package.json; } &&
 		npm install --ignore-scripts --no-audit --no-fund --silent \
-			@esbuild/linux-x64@0.28 lefthook-linux-x64@2.2 pprof-format@2 >/dev/null 2>&1) ||
+			@esbuild/linux-x64@0.28 lefthook-linux-x64@2.2 pprof-format@2 \
+			puppeteer-core@25 speedscope@1 >/dev/null 2>&1) ||
 		{ echo "fixtures: npm install failed; tests that need npm packages will skip" >&2; exit 0; }
-	touch "$work/npm/.done-v1"
+	touch "$work/npm/.done-v2"
 fi

@@ -1,0 +1,26 @@
+/*
+ * src_alloc: allocations, a profile source -- with --alloc, launched or
+ * attached, one uprobe on each Go binary at runtime.mProf_Malloc, past its
+ * stack check: the one function every allocation the runtime samples for
+ * its own heap profile passes (MemProfileRate, 512 KiB by default), in
+ * every version from Go 1.19 on.  The kernel reads the object's size from
+ * its argument register and the rate of the moment (runtime.MemProfileRate)
+ * from the target's memory; the stack, goroutine, labels and creators come
+ * as for a CPU sample.  The profile gets Go's heap profile sample types
+ * alloc_objects/count and alloc_space/bytes, scaled as the runtime scales
+ * them (1 / (1 - exp(-size/rate))), with the runtime's own frames above
+ * the allocating function hidden as runtime/pprof hides them.  A binary
+ * whose linker turned heap sampling off (it never references the heap
+ * profile) is said in one line: nothing is sampled in it.
+ * --memprofilerate BYTES (attached only) writes the program's
+ * runtime.MemProfileRate for the recording and puts back the value it had
+ * at the end, said on stderr and in the profile.
+ */
+#ifndef PM_SRC_ALLOC_H
+#define PM_SRC_ALLOC_H
+
+#include "source.h"
+
+extern const struct pm_source pm_src_alloc;
+
+#endif

@@ -1,0 +1,942 @@
+/* src_wall: goroutine wall clock, --wall[=HZ] (src_wall.h). */
+#include "src_wall.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "attach.h"
+#include "elfimg.h"
+#include "goroutine.h"
+#include "maps.h"
+#include "profile.h"
+#include "session.h"
+#include "stacks.h"
+#include "symtab.h"
+
+#define WALL_STACK 4096       /* stack bytes read per goroutine walked (read on past it) */
+#define WALL_BUDGET 0.10      /* the share of one core snapshots may take */
+#define WALL_REASONS 256      /* g.waitreason is a uint8 */
+#define WALL_BUCKETS 22       /* parked: 0, then 1, 2, 5 x 10^k ms */
+#define WALL_BATCH 1024       /* iovecs per process_vm_readv (IOV_MAX) */
+#define WALL_CHUNK 16384      /* goroutines a snapshot works on at once */
+#define WALL_GBUF 1024        /* bytes of a runtime.g read at most (G_READ_MAX) */
+
+enum { ST_RUNNING, ST_RUNNABLE, ST_WAITING, ST_SYSCALL, ST_N };
+static const char *const state_name[ST_N] = { "running", "runnable", "waiting", "syscall" };
+
+enum { MK_RUNNING, MK_N };
+#define MARKER_BIT (1ULL << 32) /* a marker frame's addr; a label frame's is its index */
+static const char *const marker_name[MK_N] = { "[running]" };
+
+struct rd {
+	uint64_t addr;
+	void *buf;
+	size_t len;
+	bool ok;
+};
+
+/* One goroutine's g as last walked: its stack's frame ids, valid while the key holds. */
+struct went {
+	uint64_t gp;
+	int64_t goid;
+	uint64_t pc, sp, bp;
+	uint32_t status;
+	uint8_t reason, seq; /* seq: g.trackingSeq, bumped each time it stops running */
+	uint64_t since; /* parked since at least (the events' clock); 0 = not parked */
+	uint32_t nf;
+	uint32_t *frames;
+	uint32_t gen;   /* bumped when frames change */
+	/*
+	 * The goroutine's sample so far (its whole stack: frames, creators,
+	 * tag, labels) and its weight: added to the profile when it changes
+	 * and at the end, so an unchanged goroutine costs no hashing
+	 */
+	uint32_t *acc;
+	uint32_t nacc, acc_gen;
+	int16_t acc_reason;
+	int8_t acc_state, acc_bucket;
+	uint64_t acc_lp, acc_time, accw;
+};
+
+/* A label set: state, wait reason, parked bucket. */
+struct wlab {
+	uint8_t state;
+	int16_t reason;  /* -1 = none */
+	int8_t bucket;   /* -1 = none */
+};
+
+struct wproc {
+	pid_t pid;
+	int state;              /* 0 not tried, 1 on, -1 off (said why once) */
+	const struct pm_gor_layout *l;
+	char *names[WALL_REASONS]; /* the runtime's names of its wait reasons */
+	size_t nnames;
+	struct went *ent;       /* by index in runtime.allgs (a g never moves in it) */
+	size_t nent;
+	uint64_t last;          /* the last snapshot's time */
+	uint64_t first;         /* the time the first one covers from */
+};
+
+struct wall {
+	unsigned hz;
+	uint64_t interval;      /* now: 1/HZ, longer when snapshots cost more (see timer) */
+	uint64_t next;
+	struct wproc *procs;
+	size_t nprocs;
+	struct wlab *labs;
+	size_t nlabs, caplabs;
+	uint32_t *lab_idx;      /* [state][reason + 1][bucket + 1] -> lab index + 1 */
+	char **bucket_names;
+	/* counts, for the profile's comments */
+	uint64_t snapshots, goroutines, walked, reused, torn, retried, unreadable, cut, moving, running;
+	uint64_t cpu_ns, counted, max_cpu_ns, setup_ns, max_interval;
+	/* scratch, kept from one snapshot to the next (no fresh pages each time) */
+	uint8_t *gbuf, *gbuf2, *sbuf;
+	size_t gcap, scap;
+	struct rd *r, *sr, *gr;
+	size_t *walk;
+	size_t rcap;
+	bool setup;             /* this snapshot found a process's layout (not counted in the rate) */
+	uint64_t pcs[PM_REG_MAX_FRAMES];
+};
+
+static struct wall *wall_of(const struct session *s)
+{
+	return pm_src_state(s, &pm_src_wall);
+}
+
+static int wall_configure(struct session *s)
+{
+	if (!s->cfg->wall_hz)
+		return 0;
+	if (s->cfg->wall_hz > 1000) {
+		pm_ses_err(s->res, PM_REC_USAGE, "invalid --wall rate '%u': must be 1..1000 snapshots a second",
+			   s->cfg->wall_hz);
+		return -1;
+	}
+	if (s->cfg->raw) {
+		pm_ses_err(s->res, PM_REC_USAGE,
+			   "--wall cannot be combined with --raw yet: a capture does not hold the "
+			   "snapshots; record the wall profile without --raw");
+		return -1;
+	}
+	return 0;
+}
+
+static size_t wall_nvalues(const struct session *s)
+{
+	return s->cfg && s->cfg->wall_hz ? 1 : 0;
+}
+
+/* ---- the runtime's names of its wait reasons ---- */
+
+static bool name_at(const struct pm_elf *e, uint64_t ptr, uint64_t len, char *out, size_t cap)
+{
+	const uint8_t *b;
+
+	if (len >= cap || !(b = pm_elf_vaddr_bytes(e, ptr, (size_t)len)))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (b[i] < 0x20 || b[i] > 0x7e)
+			return false;
+	memcpy(out, b, (size_t)len);
+	out[len] = '\0';
+	return true;
+}
+
+/*
+ * runtime.waitReasonStrings, an array of Go strings {ptr, len} in the
+ * binary's initialised data, found by its content (the symbol is gone from
+ * a stripped binary): entry 0 is "", 1 "GC assist marking", 2 "IO wait" in
+ * every version from 1.19 on; the entries after them until one is not a
+ * string (the numbering changes across versions, the names are read).
+ */
+static void read_names(struct wproc *w, const char *path)
+{
+	struct pm_elf *e = path ? pm_elf_open(path) : NULL;
+	char nm[128];
+
+	if (!e)
+		return;
+	for (size_t si = 0; si < pm_elf_nsegments(e) && !w->nnames; si++) {
+		const struct pm_elf_segment *sg = pm_elf_segment_at(e, si);
+		const uint8_t *b;
+
+		if (!(sg->flags & 2) || !sg->filesz) /* PF_W: initialised data */
+			continue;
+		b = pm_elf_vaddr_bytes(e, sg->vaddr, (size_t)sg->filesz);
+		if (!b)
+			continue;
+		for (uint64_t o = 16; o + 48 <= sg->filesz; o += 8) {
+			size_t k;
+
+			if (pm_le64(b + o + 8) != 17 || pm_le64(b + o + 24) != 7 ||
+			    pm_le64(b + o - 8) != 0 ||
+			    !name_at(e, pm_le64(b + o), 17, nm, sizeof(nm)) ||
+			    strcmp(nm, "GC assist marking") != 0 ||
+			    !name_at(e, pm_le64(b + o + 16), 7, nm, sizeof(nm)) ||
+			    strcmp(nm, "IO wait") != 0)
+				continue;
+			w->names[0] = xstrdup("");
+			for (k = 1; k < WALL_REASONS && o - 16 + 16 * k + 16 <= sg->filesz; k++) {
+				const uint8_t *h = b + o - 16 + 16 * k;
+				uint64_t len = pm_le64(h + 8);
+
+				if (!len || !name_at(e, pm_le64(h), len, nm, sizeof(nm)))
+					break;
+				w->names[k] = xstrdup(nm);
+			}
+			w->nnames = k;
+			break;
+		}
+	}
+	pm_elf_free(e);
+}
+
+/* ---- reading the target ---- */
+
+/* Many reads, IOV_MAX at a time; a read that faults is marked, the rest go on. */
+static void read_many(pid_t pid, struct rd *r, size_t n)
+{
+	struct iovec lv[WALL_BATCH], rv[WALL_BATCH];
+	size_t i = 0;
+
+	while (i < n) {
+		size_t k = 0, j;
+		ssize_t got;
+
+		for (j = i; j < n && k < WALL_BATCH; j++, k++) {
+			lv[k].iov_base = r[j].buf;
+			lv[k].iov_len = r[j].len;
+			rv[k].iov_base = (void *)(uintptr_t)r[j].addr;
+			rv[k].iov_len = r[j].len;
+			r[j].ok = false;
+		}
+		got = process_vm_readv(pid, lv, k, rv, k, 0);
+		if (got < 0)
+			got = 0;
+		/* it stops at the first that faults: those before it were read whole */
+		for (j = 0; j < k && (size_t)got >= r[i + j].len; j++) {
+			r[i + j].ok = true;
+			got -= (ssize_t)r[i + j].len;
+		}
+		i += j < k ? j + 1 : k; /* skip the one that faulted */
+	}
+}
+
+static int read_pid(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct rd r = { addr, buf, len, false };
+
+	read_many(*(pid_t *)arg, &r, 1);
+	return r.ok ? 0 : -EFAULT;
+}
+
+/* ---- labels and marker frames ---- */
+
+/* parked: 0, then 1, 2, 5 x 10^k ms up to 5000 s; a bucket's value is its lower bound */
+static const uint64_t bucket_lo[WALL_BUCKETS] = {
+	0, 1000000ULL, 2000000ULL, 5000000ULL, 10000000ULL, 20000000ULL, 50000000ULL,
+	100000000ULL, 200000000ULL, 500000000ULL, 1000000000ULL, 2000000000ULL, 5000000000ULL,
+	10000000000ULL, 20000000000ULL, 50000000000ULL, 100000000000ULL, 200000000000ULL,
+	500000000000ULL, 1000000000000ULL, 2000000000000ULL, 5000000000000ULL,
+};
+
+static int bucket_of(uint64_t ns)
+{
+	int b = WALL_BUCKETS - 1;
+
+	while (b > 0 && ns < bucket_lo[b])
+		b--;
+	return b;
+}
+
+static int64_t bucket_ns(int b)
+{
+	return (int64_t)bucket_lo[b];
+}
+
+static uint32_t lab_frame(struct session *s, struct wall *w, int state, int reason, int bucket)
+{
+	size_t k = ((size_t)state * (WALL_REASONS + 1) + (size_t)(reason + 1)) * (WALL_BUCKETS + 1) +
+		   (size_t)(bucket + 1);
+	struct pm_stack_frame f;
+
+	if (!w->lab_idx[k]) {
+		if (w->nlabs == w->caplabs) {
+			w->caplabs = w->caplabs ? 2 * w->caplabs : 64;
+			w->labs = xrealloc(w->labs, w->caplabs * sizeof(*w->labs));
+		}
+		w->labs[w->nlabs].state = (uint8_t)state;
+		w->labs[w->nlabs].reason = (int16_t)reason;
+		w->labs[w->nlabs].bucket = (int8_t)bucket;
+		w->lab_idx[k] = (uint32_t)++w->nlabs;
+	}
+	f.map_id = PM_SES_SRC_MAP(pm_src_index(&pm_src_wall));
+	f.is_return = false;
+	f.addr = w->lab_idx[k] - 1;
+	f.vaddr = f.addr;
+	return pm_stacks_frame(s->stacks, &f);
+}
+
+static uint32_t marker_frame(struct session *s, int which)
+{
+	struct pm_stack_frame f;
+
+	f.map_id = PM_SES_SRC_MAP(pm_src_index(&pm_src_wall));
+	f.is_return = false;
+	f.addr = MARKER_BIT | (uint64_t)which; /* frames are told apart by map and addr */
+	f.vaddr = f.addr;
+	return pm_stacks_frame(s->stacks, &f);
+}
+
+/* pcs (return addresses but none is the pc of an interrupted instruction) to frame ids */
+static size_t frames_of(struct session *s, pid_t pid, const uint64_t *pcs, size_t n, uint32_t *ids)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct pm_map *m = pm_maps_find(s->maps, pid, pcs[i]);
+		struct pm_stack_frame f;
+
+		f.map_id = m ? m->id : PM_STACKS_NO_MAP;
+		f.is_return = true; /* g.sched.pc too: where mcall or save returns */
+		f.addr = pcs[i];
+		f.vaddr = m && m->sym ? (uint64_t)((int64_t)pcs[i] - m->bias) : pcs[i];
+		ids[i] = pm_stacks_frame(s->stacks, &f);
+	}
+	return n;
+}
+
+/* ---- snapshots ---- */
+
+static struct wproc *proc_of(struct wall *w, pid_t pid)
+{
+	for (size_t i = 0; i < w->nprocs; i++)
+		if (w->procs[i].pid == pid)
+			return &w->procs[i];
+	w->procs = xrealloc(w->procs, (w->nprocs + 1) * sizeof(*w->procs));
+	memset(&w->procs[w->nprocs], 0, sizeof(w->procs[0]));
+	w->procs[w->nprocs].pid = pid;
+	return &w->procs[w->nprocs++];
+}
+
+/* The runtime's layout for @pid, from its Go binary's mapping. */
+static bool proc_ready(struct session *s, struct wall *w, struct wproc *p)
+{
+	const char *path = NULL;
+	uint64_t pcs[8];
+	size_t n = 0;
+
+	if (p->state)
+		return p->state == 1;
+	if (!pm_maps_known(s->maps, p->pid))
+		pm_maps_load_proc(s->maps, p->pid);
+	for (size_t i = 0; i < pm_maps_count(s->maps) && n < PM_ARRAY_SIZE(pcs); i++) {
+		const struct pm_map *m = pm_maps_at(s->maps, (uint32_t)i);
+
+		if (m && m->pid == p->pid && m->sym && pm_sym_is_go(m->sym))
+			pcs[n++] = m->start;
+	}
+	if (!n)
+		return false; /* not (yet) a Go process: tried again next time */
+	p->l = pm_gor_layout_of(s->gor, s->maps, p->pid, pcs, n, &path);
+	if (!p->l || !p->l->g_sched_sp || !p->l->g_sched_pc || !p->l->g_status ||
+	    p->l->g_size > WALL_GBUF) {
+		p->state = -1;
+		pm_warn("--wall: PID %d: the runtime's layout of a goroutine is not known: no "
+			"wall profile of it", (int)p->pid);
+		return false;
+	}
+	read_names(p, path);
+	w->setup = true;
+	if (!p->nnames)
+		pm_warn("--wall: PID %d: the runtime's names of wait reasons were not found in "
+			"its binary: wait_reason labels are numbers", (int)p->pid);
+	p->state = 1;
+	return true;
+}
+
+/* status -> ST_*, -1 = no goroutine (idle, dead), -2 = moving (its stack is being copied) */
+static int state_of(uint32_t st)
+{
+	switch (st & ~0x1000u) {
+	case 1:
+		return ST_RUNNABLE;
+	case 2:
+		return ST_RUNNING;
+	case 3:
+		return ST_SYSCALL;
+	case 4:
+	case 9:  /* _Gpreempted: suspended, waiting to be resumed */
+	case 10: /* _Gleaked (1.26): waiting for good */
+		return ST_WAITING;
+	case 8:
+		return -2;
+	default:
+		return -1;
+	}
+}
+
+/* The goroutine's sample so far into the profile. */
+static void flush(struct session *s, pid_t pid, struct went *e)
+{
+	int64_t values[PM_SES_VALUES_MAX];
+
+	if (!e->accw || !e->acc)
+		return;
+	memset(values, 0, s->nvalues * sizeof(values[0]));
+	values[s->val_off[pm_src_index(&pm_src_wall)]] = (int64_t)e->accw;
+	pm_stacks_add_tagged(s->stacks, (uint32_t)pid, 0, e->acc, e->nacc, values);
+	e->accw = 0;
+}
+
+static bool same_key(const struct went *e, const struct pm_gor_layout *l, uint64_t gp,
+		     const uint8_t *gb)
+{
+	return e->gp == gp && e->goid == (int64_t)pm_le64(gb + l->g_goid) &&
+	       e->status == (uint32_t)pm_le32(gb + l->g_status) &&
+	       e->reason == (l->g_waitreason ? gb[l->g_waitreason] : 0) &&
+	       e->seq == (l->g_trackseq ? gb[l->g_trackseq] : 0) &&
+	       e->pc == pm_le64(gb + l->g_sched_pc) && e->sp == pm_le64(gb + l->g_sched_sp) &&
+	       e->bp == pm_le64(gb + l->g_sched_bp);
+}
+
+/* What a walk depends on, equal in two reads of a g: else it ran (or moved) between them. */
+static bool same_g(const struct pm_gor_layout *l, const uint8_t *a, const uint8_t *b)
+{
+	const uint32_t off[] = { 0, 8, l->g_status, l->g_goid, l->g_sched_pc, l->g_sched_sp,
+				 l->g_sched_bp };
+
+	for (size_t i = 0; i < PM_ARRAY_SIZE(off); i++)
+		if (memcmp(a + off[i], b + off[i], i == 2 ? 4 : 8) != 0)
+			return false;
+	return (!l->g_waitreason || a[l->g_waitreason] == b[l->g_waitreason]) &&
+	       (!l->g_trackseq || a[l->g_trackseq] == b[l->g_trackseq]);
+}
+
+/* Goroutines gs[0..n) of @p (their entries ent[0..n)): one snapshot's work on them. */
+static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
+			   const uint64_t *gs, struct went *ent, size_t n, uint64_t now,
+			   uint64_t weight)
+{
+	const struct pm_gor_layout *l = p->l;
+	uint32_t gsz = l->g_size;
+	size_t i, nwalk = 0;
+	struct rd *r;
+	size_t *walk;
+
+	gsz = (gsz + 7) & ~7u;
+	if (w->gcap < n * gsz) {
+		free(w->gbuf);
+		free(w->gbuf2);
+		w->gcap = n * gsz + n * gsz / 4;
+		w->gbuf = xmalloc(w->gcap);
+		w->gbuf2 = xmalloc(w->gcap);
+	}
+	if (w->rcap < n) {
+		w->rcap = n + n / 4;
+		w->r = xrealloc(w->r, w->rcap * sizeof(*w->r));
+		w->sr = xrealloc(w->sr, w->rcap * sizeof(*w->sr));
+		w->gr = xrealloc(w->gr, w->rcap * sizeof(*w->gr));
+		w->walk = xrealloc(w->walk, w->rcap * sizeof(*w->walk));
+	}
+	r = w->r;
+	walk = w->walk;
+	/* every g, one read each, batched */
+	for (i = 0; i < n; i++) {
+		r[i].addr = gs[i];
+		r[i].buf = w->gbuf + i * gsz;
+		r[i].len = gsz;
+	}
+	read_many(p->pid, r, n);
+	for (i = 0; i < n; i++) {
+		const uint8_t *gb = w->gbuf + i * gsz;
+		struct went *e = &ent[i];
+		uint32_t st;
+		int64_t goid;
+		int state;
+
+		if (!r[i].ok) {
+			w->unreadable++;
+			continue;
+		}
+		st = (uint32_t)pm_le32(gb + l->g_status);
+		goid = (int64_t)pm_le64(gb + l->g_goid);
+		state = state_of(st);
+		if (state == -1 || goid <= 0)
+			continue;
+		if (state == -2) {
+			w->moving++; /* its stack is moving: not read now (counted) */
+			continue;
+		}
+		if (state == ST_RUNNING)
+			continue; /* its saved context is stale: no walk */
+		if (same_key(e, l, gs[i], gb) && e->frames)
+			continue;
+		walk[nwalk++] = i;
+	}
+	/*
+	 * the stacks of the goroutines that changed: read, walked, then the g
+	 * read again; one that ran meanwhile is tried once more from that
+	 * second read, then dropped
+	 */
+	for (int round = 0; round < 2 && nwalk; round++) {
+		struct rd *sr = w->sr, *gr = w->gr;
+		pid_t pid = p->pid;
+		size_t total = 0, off = 0, nretry = 0;
+
+		for (size_t k = 0; k < nwalk; k++) {
+			const uint8_t *gb = w->gbuf + walk[k] * gsz;
+			uint64_t lo = pm_le64(gb), hi = pm_le64(gb + 8), sp = pm_le64(gb + l->g_sched_sp);
+
+			sr[k].addr = sp;
+			sr[k].len = lo <= sp && sp < hi ? (size_t)PM_MIN(hi - sp, WALL_STACK) : 0;
+			total += sr[k].len;
+			gr[k].len = 0;
+		}
+		if (w->scap < total) { /* packed: a parked goroutine's stack is a few hundred bytes */
+			free(w->sbuf);
+			w->scap = total + total / 4;
+			w->sbuf = xmalloc(w->scap);
+		}
+		for (size_t k = 0; k < nwalk; k++) {
+			sr[k].buf = w->sbuf + off;
+			off += sr[k].len;
+		}
+		read_many(pid, sr, nwalk);
+		pm_reg_set_pid(s->reg, pid);
+		for (size_t k = 0; k < nwalk; k++) {
+			const uint8_t *gb = w->gbuf + walk[k] * gsz;
+			struct went *e = &ent[walk[k]];
+			struct pm_unw_input in;
+			unsigned status = 0;
+			size_t nf;
+			uint32_t ids[PM_REG_MAX_FRAMES + 1];
+
+			if (!sr[k].len || !sr[k].ok) {
+				w->torn++; /* its saved sp is not on its stack: changed while read */
+				continue;
+			}
+			memset(&in, 0, sizeof(in));
+			in.ip = pm_le64(gb + l->g_sched_pc);
+			in.sp = pm_le64(gb + l->g_sched_sp);
+			in.bp = pm_le64(gb + l->g_sched_bp);
+			in.stack = sr[k].buf;
+			in.stack_len = sr[k].len;
+			in.read_mem = read_pid;
+			in.read_arg = &pid;
+			nf = pm_unw_walk(pm_reg_unwinder(s->reg, pid), &in, w->pcs, PM_REG_MAX_FRAMES,
+					 &status);
+			nf = frames_of(s, pid, w->pcs, nf, ids);
+			if (!(status & PM_UNW_COMPLETE)) {
+				ids[nf++] = s->cut_frame;
+				w->cut++;
+			}
+			flush(s, pid, e);
+			free(e->frames);
+			e->frames = xmalloc(nf * sizeof(*ids));
+			memcpy(e->frames, ids, nf * sizeof(*ids));
+			e->nf = (uint32_t)nf;
+			e->gen++;
+			w->walked++;
+			gr[k].addr = gs[walk[k]];
+			gr[k].buf = w->gbuf2 + k * gsz;
+			gr[k].len = gsz;
+		}
+		/* read again: a goroutine that ran meanwhile is dropped (counted), never misplaced */
+		read_many(pid, gr, nwalk);
+		for (size_t k = 0; k < nwalk; k++) {
+			const uint8_t *gb = w->gbuf + walk[k] * gsz;
+			struct went *e = &ent[walk[k]];
+			uint32_t st = (uint32_t)pm_le32(gb + l->g_status);
+
+			if (!gr[k].len)
+				continue;
+			if (!gr[k].ok || !same_g(l, gb, gr[k].buf)) {
+				int ns = gr[k].ok ? state_of((uint32_t)pm_le32(gr[k].buf + l->g_status)) : -1;
+
+				flush(s, pid, e);
+				free(e->frames);
+				e->frames = NULL;
+				e->gp = 0;
+				if (round == 0 && ns >= 0 && ns != ST_RUNNING) {
+					/* the second read is the g as it is now: walk it */
+					memcpy(w->gbuf + walk[k] * gsz, gr[k].buf, gsz);
+					walk[nretry++] = walk[k];
+					w->retried++;
+				} else if (gr[k].ok && ns == ST_RUNNING) {
+					/* it runs now: a running goroutine's sample (no stack) */
+					memcpy(w->gbuf + walk[k] * gsz, gr[k].buf, gsz);
+				} else {
+					w->torn++;
+				}
+				continue;
+			}
+			e->gp = gs[walk[k]];
+			e->goid = (int64_t)pm_le64(gb + l->g_goid);
+			e->status = st;
+			e->reason = l->g_waitreason ? gb[l->g_waitreason] : 0;
+			e->seq = l->g_trackseq ? gb[l->g_trackseq] : 0;
+			e->pc = pm_le64(gb + l->g_sched_pc);
+			e->sp = pm_le64(gb + l->g_sched_sp);
+			e->bp = pm_le64(gb + l->g_sched_bp);
+			e->since = now;
+		}
+		nwalk = nretry;
+	}
+	/* every goroutine: one sample of the time since the last snapshot */
+	for (i = 0; i < n; i++) {
+		const uint8_t *gb = w->gbuf + i * gsz;
+		struct went *e = &ent[i];
+		uint32_t ids[PM_ARRAY_SIZE(s->ids)];
+		int64_t values[PM_SES_VALUES_MAX];
+		size_t nid = 0;
+		uint32_t st;
+		int64_t goid;
+		int state, reason = -1, bucket = -1;
+		uint64_t lp;
+
+		if (!r[i].ok)
+			continue;
+		st = (uint32_t)pm_le32(gb + l->g_status);
+		goid = (int64_t)pm_le64(gb + l->g_goid);
+		state = state_of(st);
+		if (state < 0 || goid <= 0) {
+			flush(s, p->pid, e); /* it exited: its sample is whole */
+			continue;
+		}
+		lp = l->g_labels ? pm_le64(gb + l->g_labels) : 0;
+		if (state == ST_RUNNING) {
+			/*
+			 * on a thread now: g.sched is where it last stopped, not
+			 * where it is; its stack is not read, only its start
+			 * function (the root of every goroutine's stack) under
+			 * "[running]"
+			 */
+			uint64_t spc = l->g_startpc ? pm_le64(gb + l->g_startpc) : 0;
+
+			ids[nid++] = marker_frame(s, MK_RUNNING);
+			if (spc) {
+				uint64_t one = spc + 1; /* read as a return address: the function itself */
+
+				nid += frames_of(s, p->pid, &one, 1, ids + nid);
+			}
+			w->running++;
+		} else {
+			if (!same_key(e, l, gs[i], gb) || !e->frames)
+				continue; /* torn (counted above) */
+			if (e->since != now)
+				w->reused++;
+			memcpy(ids, e->frames, e->nf * sizeof(*ids));
+			nid = e->nf;
+			if (state == ST_WAITING || state == ST_SYSCALL) {
+				uint64_t since = e->since;
+				int64_t ws = l->g_waitsince ? (int64_t)pm_le64(gb + l->g_waitsince) : 0;
+
+				/* the runtime's own record (set at a GC) when older */
+				if (ws > 0 && (uint64_t)ws < since)
+					since = (uint64_t)ws;
+				bucket = bucket_of(now - since);
+			}
+			if (state == ST_WAITING)
+				reason = l->g_waitreason ? gb[l->g_waitreason] : -1;
+			if ((st & ~0x1000u) == 9)
+				reason = -2; /* preempted: named below */
+			/*
+			 * the same stack, labels, state, reason and bucket as its
+			 * sample so far (built over 50 ms ago, when every creation
+			 * before it had been fed): only its weight grows
+			 */
+			if (e->acc && e->acc_gen == e->gen && e->acc_lp == lp &&
+			    e->acc_state == state && e->acc_reason == reason &&
+			    e->acc_bucket == bucket && now - e->acc_time > 50000000ULL) {
+				e->accw += weight;
+				w->goroutines++;
+				continue;
+			}
+		}
+		nid = pm_gor_frames_of(s->gor, s->maps, s->stacks, p->pid, gs[i], gb, now, ids, nid,
+				       PM_ARRAY_SIZE(ids) - 1);
+		ids[nid++] = lab_frame(s, w, state, reason == -2 ? WALL_REASONS - 1 : reason, bucket);
+		w->goroutines++;
+		if (state == ST_RUNNING) {
+			memset(values, 0, s->nvalues * sizeof(values[0]));
+			values[s->val_off[pm_src_index(&pm_src_wall)]] = (int64_t)weight;
+			pm_stacks_add_tagged(s->stacks, (uint32_t)p->pid, 0, ids, nid, values);
+			continue;
+		}
+		flush(s, p->pid, e);
+		if (e->nacc < nid || !e->acc) {
+			free(e->acc);
+			e->acc = xmalloc(nid * sizeof(*ids));
+		}
+		memcpy(e->acc, ids, nid * sizeof(*ids));
+		e->nacc = (uint32_t)nid;
+		e->acc_gen = e->gen;
+		e->acc_lp = lp;
+		e->acc_state = (int8_t)state;
+		e->acc_reason = (int16_t)reason;
+		e->acc_bucket = (int8_t)bucket;
+		e->acc_time = e->acc_time ? e->acc_time : now;
+		e->accw = weight;
+	}
+}
+
+static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, uint64_t now)
+{
+	uint64_t *gs = NULL, weight;
+	size_t n = 0;
+
+	if (!proc_ready(s, w, p))
+		return;
+	pm_gor_pass(s->gor);
+	if (pm_gor_all(s->gor, p->pid, &gs, &n) != 0) {
+		w->unreadable++;
+		return;
+	}
+	/* the time since the last snapshot, whatever delayed this one: the wall time adds up */
+	weight = p->last ? now - p->last : w->interval;
+	if (!p->first)
+		p->first = now - weight;
+	if (weight > w->max_interval)
+		w->max_interval = weight;
+	p->last = now;
+	if (n > p->nent) {
+		p->ent = xrealloc(p->ent, n * sizeof(*p->ent));
+		memset(p->ent + p->nent, 0, (n - p->nent) * sizeof(*p->ent));
+		p->nent = n;
+	}
+	/* in chunks: the scratch is bounded (WALL_CHUNK goroutines), whatever their number */
+	for (size_t c0 = 0; c0 < n; c0 += WALL_CHUNK)
+		snapshot_chunk(s, w, p, gs + c0, p->ent + c0, PM_MIN(WALL_CHUNK, n - c0), now,
+			       weight);
+	free(gs);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The rate: HZ snapshots a second, but the next one comes no sooner than
+ * ten times the CPU time the last one took, so that snapshots take at
+ * most a tenth of one core (WALL_BUDGET), however many goroutines.  The
+ * snapshot that first reads a process (its layout, its binary) does not
+ * count.  Each goroutine's sample weighs the time since the previous
+ * snapshot, so the wall time adds up whatever the rate.
+ */
+static uint64_t wall_timer(struct session *s, uint64_t now)
+{
+	struct wall *w = wall_of(s);
+	uint64_t c0, c, iv;
+
+	if (!w || !w->hz)
+		return 0;
+	if (now < w->next)
+		return w->next;
+	c0 = thread_cpu_ns();
+	if (s->attach) {
+		for (size_t i = 0; i < pm_att_nprocs(s); i++)
+			snapshot_proc(s, w, proc_of(w, pm_att_pid(s, i)), now);
+	} else if (s->cmd_pid > 0) {
+		snapshot_proc(s, w, proc_of(w, s->cmd_pid), now);
+	}
+	c = thread_cpu_ns() - c0;
+	w->snapshots++;
+	if (w->setup) {
+		w->setup_ns += c;
+		w->setup = false;
+		c = 0;
+	} else {
+		w->cpu_ns += c;
+		w->counted++;
+		if (c > w->max_cpu_ns)
+			w->max_cpu_ns = c;
+	}
+	iv = 1000000000ULL / w->hz;
+	if ((double)iv < (double)c / WALL_BUDGET)
+		iv = (uint64_t)((double)c / WALL_BUDGET);
+	w->interval = iv;
+	w->next = (w->next && w->next + iv > now ? w->next : now) + iv;
+	return w->next;
+}
+
+static void wall_begin(struct session *s)
+{
+	struct wall *w = wall_of(s);
+
+	if (!s->cfg || !s->cfg->wall_hz)
+		return;
+	w->hz = s->cfg->wall_hz;
+	w->interval = 1000000000ULL / w->hz;
+	w->lab_idx = xcalloc((size_t)ST_N * (WALL_REASONS + 1) * (WALL_BUCKETS + 1), sizeof(uint32_t));
+}
+
+static size_t wall_index_in(struct pm_profile *p)
+{
+	long k = pm_prof_find_sample_type(p, "wall");
+
+	return k < 0 ? 0 : (size_t)k;
+}
+
+static void wall_profile_head(struct session *s, struct pm_profile *p)
+{
+	struct wall *w = wall_of(s);
+
+	if (!w->hz)
+		return;
+	for (size_t i = 0; i < w->nprocs; i++) /* every goroutine's sample so far */
+		for (size_t k = 0; k < w->procs[i].nent; k++)
+			flush(s, w->procs[i].pid, &w->procs[i].ent[k]);
+	pm_prof_add_sample_type(p, "wall", "nanoseconds");
+}
+
+static void wall_profile_tail(struct session *s, struct pm_profile *p)
+{
+	struct wall *w = wall_of(s);
+	char *c;
+	double span = 0;
+
+	if (!w->hz)
+		return;
+	for (size_t i = 0; i < w->nprocs; i++)
+		if (w->procs[i].last - w->procs[i].first > span * 1e9)
+			span = (double)(w->procs[i].last - w->procs[i].first) / 1e9;
+	c = xasprintf("pmuprof record: --wall: the snapshots cover %.2f s (each goroutine's "
+		      "samples weigh the time since the snapshot before)", span);
+	pm_prof_add_comment(p, c);
+	free(c);
+	c = xasprintf("pmuprof record: --wall %u Hz: %" PRIu64 " snapshots, %" PRIu64
+		      " goroutine samples (%" PRIu64 " running: stack not read), %" PRIu64
+		      " stacks walked, %" PRIu64 " reused, %" PRIu64 " read again; dropped: %" PRIu64
+		      " changed while read, %" PRIu64 " moving, %" PRIu64
+		      " unreadable; %" PRIu64 " stacks cut; snapshot CPU %.3f ms average, %.3f ms "
+		      "most (%.1f ms more to set up), longest interval %.0f ms",
+		      w->hz, w->snapshots, w->goroutines, w->running, w->walked, w->reused,
+		      w->retried, w->torn, w->moving, w->unreadable, w->cut,
+		      w->counted ? (double)w->cpu_ns / 1e6 / (double)w->counted : 0.0,
+		      (double)w->max_cpu_ns / 1e6, (double)w->setup_ns / 1e6,
+		      (double)w->max_interval / 1e6);
+	pm_prof_add_comment(p, c);
+	free(c);
+}
+
+static uint64_t wall_location(struct session *s, struct pm_profile *p, const struct pm_stack_frame *f)
+{
+	struct pm_prof_line line;
+
+	(void)s;
+	if (!(f->addr & MARKER_BIT) || (f->addr & ~MARKER_BIT) >= MK_N)
+		return 0; /* a label frame: no location */
+	line.func_id = pm_prof_func(p, marker_name[f->addr & ~MARKER_BIT],
+				    marker_name[f->addr & ~MARKER_BIT], "", 0);
+	line.line = 0;
+	return pm_prof_loc(p, 0, 0, &line, 1);
+}
+
+static const char *reason_name(struct wall *w, struct session *s, int reason, char *buf, size_t cap)
+{
+	(void)s;
+	if (reason == WALL_REASONS - 1)
+		return "preempted";
+	/* the first process's names: one binary in practice */
+	if (w->nprocs && (size_t)reason < w->procs[0].nnames && w->procs[0].names[reason])
+		return w->procs[0].names[reason];
+	snprintf(buf, cap, "unknown (%d)", reason);
+	return buf;
+}
+
+static size_t wall_stack_labels(struct session *s, const uint32_t *ids, size_t *n,
+				struct pm_prof_label *out, size_t max)
+{
+	struct wall *w = wall_of(s);
+	const struct pm_stack_frame *f;
+	const struct wlab *lb;
+	size_t k = 0;
+
+	if (!w->hz || !*n || max < 3)
+		return 0;
+	f = pm_stacks_frame_at(s->stacks, ids[*n - 1]);
+	if (!f || f->map_id != PM_SES_SRC_MAP(pm_src_index(&pm_src_wall)) ||
+	    (f->addr & MARKER_BIT) || f->addr >= w->nlabs)
+		return 0;
+	(*n)--;
+	lb = &w->labs[f->addr];
+	memset(out, 0, 3 * sizeof(*out));
+	out[k].key = "state";
+	out[k++].str = state_name[lb->state];
+	if (lb->reason >= 0) {
+		static char buf[32];
+
+		out[k].key = "wait_reason";
+		out[k++].str = reason_name(w, s, lb->reason, buf, sizeof(buf));
+	}
+	if (lb->bucket >= 0) {
+		out[k].key = "parked";
+		out[k].num = bucket_ns(lb->bucket);
+		out[k++].num_unit = "nanoseconds";
+	}
+	return k;
+}
+
+static void wall_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+			       size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
+{
+	int64_t val[1 + PM_EVT_MAX + 16]; /* every source's sample types (alloc's too), zero */
+
+	if (!wall_of(s)->hz || !v[0] || pm_prof_nsample_types(p) > PM_ARRAY_SIZE(val))
+		return;
+	memset(val, 0, sizeof(val));
+	val[wall_index_in(p)] = v[0];
+	pm_prof_add(p, locs, n, val, lab, nlab);
+}
+
+static void wall_end(struct session *s)
+{
+	struct wall *w = wall_of(s);
+
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nprocs; i++) {
+		for (size_t k = 0; k < w->procs[i].nent; k++) {
+			free(w->procs[i].ent[k].frames);
+			free(w->procs[i].ent[k].acc);
+		}
+		for (size_t k = 0; k < WALL_REASONS; k++)
+			free(w->procs[i].names[k]);
+		free(w->procs[i].ent);
+	}
+	free(w->procs);
+	free(w->labs);
+	free(w->lab_idx);
+	free(w->gbuf);
+	free(w->gbuf2);
+	free(w->sbuf);
+	free(w->r);
+	free(w->sr);
+	free(w->gr);
+	free(w->walk);
+}
+
+const struct pm_source pm_src_wall = {
+	.name = "wall",
+	.state_size = sizeof(struct wall),
+	.configure = wall_configure,
+	.nvalues = wall_nvalues,
+	.timer = wall_timer,
+	.location = wall_location,
+	.stack_labels = wall_stack_labels,
+	.profile_head = wall_profile_head,
+	.profile_tail = wall_profile_tail,
+	.profile_stack = wall_profile_stack,
+	.begin = wall_begin,
+	.end = wall_end,
+};
