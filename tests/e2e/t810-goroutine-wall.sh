@@ -67,7 +67,7 @@ judge() {
 }
 
 launch() { # NAME FIXTURE
-	"$PMUPROF" record -q -e cpu-clock --wall -o "$T/$1.pb.gz" -- "$2" $N $M $K 2 >"$T/$1.out" 2>"$T/$1.err"
+	"$PMUPROF" record --all-frames -q -e cpu-clock --wall -o "$T/$1.pb.gz" -- "$2" $N $M $K 2 >"$T/$1.out" 2>"$T/$1.err"
 	judge "$1"
 }
 attach() { # NAME FIXTURE
@@ -76,7 +76,7 @@ attach() { # NAME FIXTURE
 	p=$!
 	wait_ready=0
 	while ! grep -q '^ready' "$T/$1.out" && [ $wait_ready -lt 50 ]; do sleep 0.1; wait_ready=$((wait_ready + 1)); done
-	"$PMUPROF" record -q -e cpu-clock --wall=$HZ -p $p --duration 2 -o "$T/$1.pb.gz" 2>"$T/$1.err"
+	"$PMUPROF" record --all-frames -q -e cpu-clock --wall=$HZ -p $p --duration 2 -o "$T/$1.pb.gz" 2>"$T/$1.err"
 	wait $p
 	# attached after ready: every goroutine in place from the first snapshot
 	sed -i 's/^ready .*/ready 0/' "$T/$1.out"
@@ -98,7 +98,7 @@ fi
 
 # --creators: every goroutine's wall time under its creator's stack (main.main made them all)
 if [ -x "$FIX/go126/wallwait" ]; then
-	"$PMUPROF" record -q -e cpu-clock --wall --creators -o "$T/cr.pb.gz" -- "$FIX/go126/wallwait" $N $M $K 1 >"$T/cr.out" 2>"$T/cr.err"
+	"$PMUPROF" record --all-frames -q -e cpu-clock --wall --creators -o "$T/cr.pb.gz" -- "$FIX/go126/wallwait" $N $M $K 1 >"$T/cr.out" 2>"$T/cr.err"
 	"$PMUPROF" report -i "$T/cr.pb.gz" --sample-index wall --folded >"$T/cr.folded" 2>/dev/null
 	set -- $(awk '/main\.(chanWaiter|sleeper|mutexWaiter);/ { t += $NF; if (index($0, "main.main [creator];runtime.goexit;")) c += $NF }
 		END { printf "%d %.1f\n", t, t ? 100 * c / t : 0 }' "$T/cr.folded")
@@ -107,6 +107,6 @@ if [ -x "$FIX/go126/wallwait" ]; then
 fi
 
 # usage: a bad rate, and --raw (a capture does not hold the snapshots)
-expect_fail bad-rate 2 "invalid --wall '0'" "$PMUPROF" record --wall=0 -o "$T/x.pb.gz" -- /bin/true
-expect_fail raw 2 "wall cannot be combined with --raw" "$PMUPROF" record --wall --raw "$T/x.data" -o "$T/x.pb.gz" -- /bin/true
+expect_fail bad-rate 2 "invalid --wall '0'" "$PMUPROF" record --all-frames --wall=0 -o "$T/x.pb.gz" -- /bin/true
+expect_fail raw 2 "wall cannot be combined with --raw" "$PMUPROF" record --all-frames --wall --raw "$T/x.data" -o "$T/x.pb.gz" -- /bin/true
 exit 0
