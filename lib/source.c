@@ -8,12 +8,14 @@
 #include "src_cpu.h"
 #include "src_creation.h"
 #include "src_alloc.h"
+#include "src_locks.h"
 
 /* The CPU source first (source.h). */
 const struct pm_source *const pm_sources[] = {
 	&pm_src_cpu,
 	&pm_src_creation,
 	&pm_src_alloc,
+	&pm_src_locks,
 };
 const size_t pm_nsources = PM_ARRAY_SIZE(pm_sources);
 

@@ -1,0 +1,132 @@
+// Command locks is a profiler test fixture with a known answer for lock
+// contention: ten goroutines contend for one sync.Mutex (main.mu), seven
+// of them through main.siteA and three through main.siteB, in identical
+// loops (-n rounds each: hold the lock for -hold of spinning, then spin
+// -gap outside it); one more goroutine locks a second mutex (main.quiet)
+// that nobody else takes, in main.lonely: it never contends.
+//
+// -delay waits before the work (for a profiler to attach).  -prof FILE
+// and -block FILE write the program's own mutex and block profiles at
+// the end (with -rate 1: SetMutexProfileFraction(1) and
+// SetBlockProfileRate(1) first thing in main).
+//
+// Truth, printed at the end, one line per call site:
+// "truth SITE GOROUTINES LOCKS WAITED_NS" (the locks taken there, and
+// the time spent in Lock measured around each call), and
+// "addr mu 0x..." / "addr quiet 0x..." (the mutexes' addresses).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+var (
+	n     = flag.Int("n", 400, "rounds per goroutine")
+	hold  = flag.Duration("hold", 50*time.Microsecond, "time the lock is held each round")
+	gap   = flag.Duration("gap", 20*time.Microsecond, "time spent outside the lock each round")
+	delay = flag.Duration("delay", 0, "wait before the work")
+	rate  = flag.Int("rate", 0, "1: SetMutexProfileFraction(1) and SetBlockProfileRate(1)")
+	prof  = flag.String("prof", "", "write the program's own mutex profile here")
+	block = flag.String("block", "", "write the program's own block profile here")
+
+	mu     sync.Mutex
+	quiet  sync.Mutex
+	shared int64
+	waited [2]int64
+	locks  [2]int64
+)
+
+func spin(d time.Duration) {
+	t := time.Now()
+	for time.Since(t) < d {
+	}
+}
+
+//go:noinline
+func round(site int) {
+	t := time.Now()
+	mu.Lock()
+	atomic.AddInt64(&waited[site], int64(time.Since(t)))
+	atomic.AddInt64(&locks[site], 1)
+	shared++
+	spin(*hold)
+	mu.Unlock()
+	spin(*gap)
+}
+
+//go:noinline
+func siteA(wg *sync.WaitGroup) {
+	defer wg.Done()
+	for i := 0; i < *n; i++ {
+		round(0)
+	}
+}
+
+//go:noinline
+func siteB(wg *sync.WaitGroup) {
+	defer wg.Done()
+	for i := 0; i < *n; i++ {
+		round(1)
+	}
+}
+
+//go:noinline
+func lonely(stop *int32) {
+	for atomic.LoadInt32(stop) == 0 {
+		quiet.Lock()
+		shared++
+		quiet.Unlock()
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+func write(name, file string) {
+	if file == "" {
+		return
+	}
+	f, err := os.Create(file)
+	if err == nil {
+		err = pprof.Lookup(name).WriteTo(f, 0)
+		f.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "locks:", err)
+		os.Exit(1)
+	}
+}
+
+func main() {
+	flag.Parse()
+	if *rate == 1 {
+		runtime.SetMutexProfileFraction(1)
+		runtime.SetBlockProfileRate(1)
+	}
+	time.Sleep(*delay)
+	var stop int32
+	done := make(chan struct{})
+	go func() { lonely(&stop); close(done) }()
+	var wg sync.WaitGroup
+	wg.Add(10)
+	for i := 0; i < 10; i++ {
+		if i%10 < 7 {
+			go siteA(&wg)
+		} else {
+			go siteB(&wg)
+		}
+	}
+	wg.Wait()
+	atomic.StoreInt32(&stop, 1)
+	<-done
+	write("mutex", *prof)
+	write("block", *block)
+	fmt.Printf("truth main.siteA 7 %d %d\n", locks[0], waited[0])
+	fmt.Printf("truth main.siteB 3 %d %d\n", locks[1], waited[1])
+	fmt.Printf("addr mu %p\naddr quiet %p\n", &mu, &quiet)
+}
