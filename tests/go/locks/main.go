@@ -29,8 +29,8 @@ import (
 
 var (
 	n     = flag.Int("n", 400, "rounds per goroutine")
-	hold  = flag.Duration("hold", 50*time.Microsecond, "time the lock is held each round")
-	gap   = flag.Duration("gap", 20*time.Microsecond, "time spent outside the lock each round")
+	hold  = flag.Duration("hold", 100*time.Microsecond, "time the lock is held each round")
+	gap   = flag.Duration("gap", 10*time.Microsecond, "time spent outside the lock each round")
 	delay = flag.Duration("delay", 0, "wait before the work")
 	rate  = flag.Int("rate", 0, "1: SetMutexProfileFraction(1) and SetBlockProfileRate(1)")
 	prof  = flag.String("prof", "", "write the program's own mutex profile here")
@@ -115,7 +115,7 @@ func main() {
 	var wg sync.WaitGroup
 	wg.Add(10)
 	for i := 0; i < 10; i++ {
-		if i%10 < 7 {
+		if i%3 != 2 { // A A B A A B A A B A: both sites start early and end late
 			go siteA(&wg)
 		} else {
 			go siteB(&wg)

@@ -1,0 +1,88 @@
+#!/bin/sh
+# Lock contention from outside (record --locks, issue 19) on tests/go/locks:
+# ten goroutines contend for one sync.Mutex in identical loops, seven
+# through main.siteA and three through main.siteB; one more goroutine
+# locks a second mutex nobody else takes (main.lonely).  The fixture
+# prints its truth ("truth SITE GOROUTINES LOCKS WAITED_NS": the locks
+# taken at each site and the time spent in Lock, measured around each
+# call).  Go 1.26, 1.19 and 1.27 builds, launched (stripped) and attached.
+# Checks:
+#   - no sample lost, every recorded wait paired (none "lost");
+#   - contentions split 70/30 +- 5 pp between the two sites (the
+#     goroutines' shares: identical loops, the lock held ten times longer
+#     than the gap between two locks, so nearly every Lock contends);
+#   - the delay's split within 5 pp of the fixture's measured split (the
+#     scheduler does not share the waiting as evenly: 63-76 % at site A
+#     in runs of the fixture alone);
+#   - contentions at each site at most the locks taken there (one per
+#     slow-path call: an entry probe that fired twice would exceed it),
+#     and at least a tenth of them (ten goroutines on one lock);
+#   - the delay at each site within 80-105 % of the time the fixture
+#     measured around its Lock calls (the slow path is most of it);
+#   - the uncontended mutex (main.lonely) in no sample;
+#   - the profile types contentions/count and delay/nanoseconds.
+. "$(dirname "$0")/lib.sh"
+export LC_ALL=C
+need_perf
+need_file locks "$FIX/go126/locks" "$FIX/go126/locks-stripped"
+need_cmd go "$GO"
+need_tracefs
+
+# judge NAME PB OUT ERR
+judge() {
+	n=$1 pb=$2 out=$3 err=$4
+	lost=$(sed -n 's/.*samples (\([0-9]*\) lost).*/\1/p' "$err")
+	for si in contentions delay; do
+		"$PMUPROF" report -i "$pb" --folded --sample-index $si 2>/dev/null >"$T/$n.$si"
+	done
+	r=$(awk -v out="$out" '
+		FILENAME ~ /contentions$/ { v = $NF; if ($0 ~ /;main\.siteA;/) ca += v; else if ($0 ~ /;main\.siteB;/) cb += v; if ($0 ~ /main\.lonely/) ql += v; next }
+		{ v = $NF; if ($0 ~ /;main\.siteA;/) da += v; else if ($0 ~ /;main\.siteB;/) db += v; if ($0 ~ /main\.lonely/) ql += v }
+		END {
+			while ((getline l < out) > 0) { split(l, f, " "); if (f[1] == "truth") { lk[f[2]] = f[4]; w[f[2]] = f[5] } }
+			printf "contentions A %d B %d (locks %d %d), delay A %.0f B %.0f ns (measured %.0f %.0f), lonely %d", ca, cb, lk["main.siteA"], lk["main.siteB"], da, db, w["main.siteA"], w["main.siteB"], ql
+			bad = ""
+			if (ca + cb == 0 || da + db == 0) bad = bad " none"
+			else {
+				pc = 100 * ca / (ca + cb); pd = 100 * da / (da + db)
+				tw = w["main.siteA"] + w["main.siteB"]; pw = tw ? 100 * w["main.siteA"] / tw : 0
+				printf ", site A's share %.1f/%.1f %% (measured delay %.1f %%)", pc, pd, pw
+				if (pc < 65 || pc > 75) bad = bad " contentions-share"
+				if (pd < pw - 5 || pd > pw + 5) bad = bad " delay-share"
+			}
+			if (ca > lk["main.siteA"] || cb > lk["main.siteB"] || ca < lk["main.siteA"] / 10 || cb < lk["main.siteB"] / 10) bad = bad " count"
+			if (da < 0.8 * w["main.siteA"] || da > 1.05 * w["main.siteA"] || db < 0.8 * w["main.siteB"] || db > 1.05 * w["main.siteB"]) bad = bad " delay"
+			if (ql) bad = bad " lonely"
+			print bad == "" ? " ok" : " BAD:" bad
+		}' "$T/$n.contentions" "$T/$n.delay")
+	echo "# $n: $r, lost ${lost:-?}"
+	case $r in
+	*" ok") pass "$n" ;;
+	*) fail "$n" "$r" ;;
+	esac
+	if [ "${lost:-1}" = 0 ] && gotool tool pprof -raw "$pb" 2>/dev/null | grep -q '^PeriodType: contentions count' &&
+		gotool tool pprof -raw "$pb" 2>/dev/null | grep -q 'contentions/count delay/nanoseconds' &&
+		gotool tool pprof -comments "$pb" 2>/dev/null | grep -q '^locks: .* 0 still waiting at the end, 0 waiting before the start, 0 lost, 0 unreadable$'; then
+		pass "$n-types"
+	else
+		fail "$n-types" "lost ${lost:-?}: $(gotool tool pprof -comments "$pb" 2>&1 | grep locks:) $(head -2 "$err" | tr '\n' '|')"
+	fi
+}
+
+for b in go126 go go127; do
+	d=$FIX/$b
+	if [ ! -x "$d/locks" ]; then
+		skip "$b" "no $d/locks (scripts/fixtures.sh builds it when the toolchain is there)"
+		continue
+	fi
+	n=$b-launch
+	"$PMUPROF" record --locks -o "$T/$n.pb.gz" -- "$d/locks-stripped" >"$T/$n.out" 2>"$T/$n.err"
+	judge $n "$T/$n.pb.gz" "$T/$n.out" "$T/$n.err"
+	n=$b-attach
+	"$d/locks" -delay 1s >"$T/$n.out" 2>&1 &
+	p=$!
+	sleep 0.3
+	"$PMUPROF" record --locks -p $p -o "$T/$n.pb.gz" 2>"$T/$n.err"
+	wait $p
+	judge $n "$T/$n.pb.gz" "$T/$n.out" "$T/$n.err"
+done
