@@ -103,6 +103,8 @@ void pm_src_begin(struct session *s)
 void pm_src_end(struct session *s)
 {
 	for (size_t i = 0; i < pm_nsources; i++) {
+		if (s->src_state[i] && pm_sources[i]->end)
+			pm_sources[i]->end(s);
 		free(s->src_state[i]);
 		s->src_state[i] = NULL;
 	}

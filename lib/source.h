@@ -87,6 +87,8 @@ struct pm_source {
 	 */
 	void (*profile_stack)(struct session *s, struct pm_profile *p, const uint64_t *locs,
 			      size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab);
+	/* Processing ends: free what its state holds (the state itself is source.c's). */
+	void (*end)(struct session *s);
 };
 
 extern const struct pm_source *const pm_sources[];

@@ -21,6 +21,8 @@
 #define RAW_EXIT 24  /* trace entry (8), probe ip (8), g (8) ... */
 #define RAW_ENTRY 32 /* ... and the mutex (8) at the entry */
 #define MAX_WAITING 65536 /* goroutines waiting at once, kept; more are counted lost */
+#define MAX_WAITERS 65536 /* (thread, mutex) pairs labelled; more lose the mutex label */
+#define WAITER_TAG 0x80000000u /* a stack's thread tag with it: WAITER_TAG | pair */
 
 /* s->kind[e]: which probe */
 enum { KIND_ENTRY = 1, KIND_EXIT = 2 };
@@ -36,10 +38,26 @@ struct waiting {
 	size_t n;
 };
 
+/*
+ * A waiter: a (thread, mutex) pair.  A stack's tags are (pid, thread);
+ * its samples' thread tag is WAITER_TAG | the pair's index, so that
+ * waits for different mutexes at the same stack stay apart, and the
+ * profile gets back the thread and a "mutex" label from the pair.
+ */
+struct waiter {
+	pid_t tid;
+	uint64_t mutex;
+	char label[20]; /* "0x..." */
+};
+
 struct locks {
 	struct waiting *w;
 	size_t nw, cap;
-	uint64_t samples, bad, unpaired_exit, lost, still, total_ns;
+	struct waiter *pair;
+	size_t npair, pcap;
+	uint32_t *slot; /* open addressing: pair index + 1, 0 = empty */
+	size_t nslot;
+	uint64_t samples, bad, unpaired_exit, lost, still, total_ns, unlabelled;
 };
 
 /*
@@ -274,6 +292,54 @@ static struct waiting *find(struct locks *st, pid_t pid, uint64_t g)
 	return NULL;
 }
 
+static size_t pair_hash(pid_t tid, uint64_t mutex, size_t nslot)
+{
+	uint64_t h = (mutex ^ ((uint64_t)(uint32_t)tid << 40)) * 0x9e3779b97f4a7c15ULL;
+
+	return (size_t)(h >> 20) & (nslot - 1);
+}
+
+/* The thread tag of a wait by @tid for @mutex: WAITER_TAG | its pair; @tid when full. */
+static uint32_t waiter_tag(struct locks *st, pid_t tid, uint64_t mutex)
+{
+	size_t h;
+	struct waiter *w;
+
+	if (!st->nslot || 2 * (st->npair + 1) > st->nslot) {
+		size_t n = st->nslot ? 2 * st->nslot : 1024;
+		uint32_t *slot = xcalloc(n, sizeof(*slot));
+
+		for (size_t i = 0; i < st->npair; i++) {
+			for (h = pair_hash(st->pair[i].tid, st->pair[i].mutex, n); slot[h];
+			     h = (h + 1) & (n - 1))
+				;
+			slot[h] = (uint32_t)i + 1;
+		}
+		free(st->slot);
+		st->slot = slot;
+		st->nslot = n;
+	}
+	for (h = pair_hash(tid, mutex, st->nslot); st->slot[h]; h = (h + 1) & (st->nslot - 1)) {
+		w = &st->pair[st->slot[h] - 1];
+		if (w->tid == tid && w->mutex == mutex)
+			return WAITER_TAG | (st->slot[h] - 1);
+	}
+	if (st->npair >= MAX_WAITERS) {
+		st->unlabelled++;
+		return (uint32_t)tid;
+	}
+	if (st->npair == st->pcap) {
+		st->pcap = st->pcap ? 2 * st->pcap : 256;
+		st->pair = xrealloc(st->pair, st->pcap * sizeof(*st->pair));
+	}
+	w = &st->pair[st->npair];
+	w->tid = tid;
+	w->mutex = mutex;
+	snprintf(w->label, sizeof(w->label), "0x%" PRIx64, mutex);
+	st->slot[h] = (uint32_t)++st->npair;
+	return WAITER_TAG | (uint32_t)(st->npair - 1);
+}
+
 static void drop(struct locks *st, struct waiting *w)
 {
 	free(w->ids);
@@ -365,8 +431,8 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 	st->samples++;
 	st->total_ns += (uint64_t)v[V_DELAY];
 	s->res->samples++;
-	pm_stacks_add_tagged(s->stacks, (uint32_t)wt->pid, (uint32_t)wt->tid, wt->ids, wt->n,
-			     values);
+	pm_stacks_add_tagged(s->stacks, (uint32_t)wt->pid, waiter_tag(st, wt->tid, wt->mutex),
+			     wt->ids, wt->n, values);
 	drop(st, wt);
 }
 
@@ -394,28 +460,58 @@ static void locks_profile_tail(struct session *s, struct pm_profile *p)
 		drop(st, &st->w[st->nw - 1]);
 	c = xasprintf("locks: %" PRIu64 " contended sync.Mutex locks (lockSlow), %" PRIu64
 		      " ns waited; not counted: %" PRIu64 " still waiting at the end, %" PRIu64
-		      " waiting before the start, %" PRIu64 " lost, %" PRIu64 " unreadable",
-		      st->samples, st->total_ns, st->still, st->unpaired_exit, st->lost, st->bad);
+		      " waiting before the start, %" PRIu64 " lost, %" PRIu64 " unreadable; %" PRIu64
+		      " without a mutex label",
+		      st->samples, st->total_ns, st->still, st->unpaired_exit, st->lost, st->bad,
+		      st->unlabelled);
 	pm_prof_add_comment(p, c);
 	free(c);
 }
 
-/* contentions and delay; the labels as the CPU's. */
+/* contentions and delay; the labels as the CPU's, the thread's and a "mutex" from the pair. */
 static void locks_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
-				size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
+				size_t n, const int64_t *v, struct pm_prof_label *lab0, size_t nlab)
 {
+	struct locks *st = pm_src_state(s, &pm_src_locks);
+	struct pm_prof_label lab[2 + PM_GOR_MAX_LABELS + 4];
 	int64_t val[PM_SES_VALUES_MAX + 4];
 	long ic = pm_prof_find_sample_type(p, "contentions"),
 	     id = pm_prof_find_sample_type(p, "delay");
 	size_t nt = pm_prof_nsample_types(p);
 
-	(void)s;
-	if (!v[V_COUNT] || ic < 0 || id < 0 || nt > PM_ARRAY_SIZE(val))
+	if (!v[V_COUNT] || ic < 0 || id < 0 || nt > PM_ARRAY_SIZE(val) ||
+	    nlab + 1 > PM_ARRAY_SIZE(lab))
 		return;
+	memcpy(lab, lab0, nlab * sizeof(*lab));
+	for (size_t i = 0; i < nlab; i++) {
+		const struct waiter *w;
+
+		if (strcmp(lab[i].key, "thread") || lab[i].str || lab[i].num < 0 ||
+		    !((uint64_t)lab[i].num & WAITER_TAG) ||
+		    ((uint64_t)lab[i].num & ~(uint64_t)WAITER_TAG) >= st->npair)
+			continue;
+		w = &st->pair[(uint64_t)lab[i].num & ~(uint64_t)WAITER_TAG];
+		lab[i].num = w->tid;
+		memset(&lab[nlab], 0, sizeof(lab[nlab]));
+		lab[nlab].key = "mutex";
+		lab[nlab++].str = w->label;
+		break;
+	}
 	memset(val, 0, sizeof(val));
 	val[ic] = v[V_COUNT];
 	val[id] = v[V_DELAY];
 	pm_prof_add(p, locs, n, val, lab, nlab);
+}
+
+static void locks_end(struct session *s)
+{
+	struct locks *st = pm_src_state(s, &pm_src_locks);
+
+	while (st->nw)
+		drop(st, &st->w[st->nw - 1]);
+	free(st->w);
+	free(st->pair);
+	free(st->slot);
 }
 
 const struct pm_source pm_src_locks = {
@@ -432,4 +528,5 @@ const struct pm_source pm_src_locks = {
 	.profile_head = locks_profile_head,
 	.profile_tail = locks_profile_tail,
 	.profile_stack = locks_profile_stack,
+	.end = locks_end,
 };

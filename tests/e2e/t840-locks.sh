@@ -1,25 +1,25 @@
 #!/bin/sh
 # Lock contention from outside (record --locks, issue 19) on tests/go/locks:
-# ten goroutines contend for one sync.Mutex in identical loops, seven
-# through main.siteA and three through main.siteB; one more goroutine
+# ten goroutines contend for one sync.Mutex in identical loops, each
+# seven rounds of ten through main.siteA and three through main.siteB
+# (seven goroutines at one site and three at the other split the waiting
+# 63-76 % in runs of the fixture alone: the scheduler's luck per
+# goroutine, not the profiler's); one more goroutine
 # locks a second mutex nobody else takes (main.lonely).  The fixture
 # prints its truth ("truth SITE GOROUTINES LOCKS WAITED_NS": the locks
 # taken at each site and the time spent in Lock, measured around each
 # call).  Go 1.26, 1.19 and 1.27 builds, launched (stripped) and attached.
 # Checks:
 #   - no sample lost, every recorded wait paired (none "lost");
-#   - contentions split 70/30 +- 5 pp between the two sites (the
-#     goroutines' shares: identical loops, the lock held ten times longer
-#     than the gap between two locks, so nearly every Lock contends);
-#   - the delay's split within 5 pp of the fixture's measured split (the
-#     scheduler does not share the waiting as evenly: 63-76 % at site A
-#     in runs of the fixture alone);
+#   - contentions and delay split 70/30 +- 5 pp between the two sites,
+#     the delay's also within 5 pp of the fixture's measured split;
 #   - contentions at each site at most the locks taken there (one per
 #     slow-path call: an entry probe that fired twice would exceed it),
 #     and at least a tenth of them (ten goroutines on one lock);
 #   - the delay at each site within 80-105 % of the time the fixture
 #     measured around its Lock calls (the slow path is most of it);
-#   - the uncontended mutex (main.lonely) in no sample;
+#   - the uncontended mutex (main.lonely) in no sample, and one "mutex"
+#     label on every wait: the address of the contended one;
 #   - the profile types contentions/count and delay/nanoseconds.
 . "$(dirname "$0")/lib.sh"
 export LC_ALL=C
@@ -46,9 +46,9 @@ judge() {
 			else {
 				pc = 100 * ca / (ca + cb); pd = 100 * da / (da + db)
 				tw = w["main.siteA"] + w["main.siteB"]; pw = tw ? 100 * w["main.siteA"] / tw : 0
-				printf ", site A's share %.1f/%.1f %% (measured delay %.1f %%)", pc, pd, pw
+				printf ", site A share %.1f/%.1f %% (measured delay %.1f %%)", pc, pd, pw
 				if (pc < 65 || pc > 75) bad = bad " contentions-share"
-				if (pd < pw - 5 || pd > pw + 5) bad = bad " delay-share"
+				if (pd < 65 || pd > 75 || pd < pw - 5 || pd > pw + 5) bad = bad " delay-share"
 			}
 			if (ca > lk["main.siteA"] || cb > lk["main.siteB"] || ca < lk["main.siteA"] / 10 || cb < lk["main.siteB"] / 10) bad = bad " count"
 			if (da < 0.8 * w["main.siteA"] || da > 1.05 * w["main.siteA"] || db < 0.8 * w["main.siteB"] || db > 1.05 * w["main.siteB"]) bad = bad " delay"
@@ -60,9 +60,19 @@ judge() {
 	*" ok") pass "$n" ;;
 	*) fail "$n" "$r" ;;
 	esac
+	# the mutex label: every wait's, the contended mutex's address (as the fixture prints it)
+	gotool tool pprof -tags -sample_index=contentions "$pb" 2>/dev/null |
+		awk '/^ *[a-z]+: Total/ { k = $1 } k == "mutex:" && $NF ~ /^0x/ { print $NF, $1 }' >"$T/$n.mutex"
+	mu=$(awk '$1 == "addr" && $2 == "mu" { print $3 }' "$out")
+	echo "# $n: mutex labels (address, contentions): $(tr '\n' ' ' <"$T/$n.mutex")(mu $mu)"
+	if [ -n "$mu" ] && [ "$(wc -l <"$T/$n.mutex")" = 1 ] && [ "$(cut -d' ' -f1 "$T/$n.mutex")" = "$mu" ]; then
+		pass "$n-mutex"
+	else
+		fail "$n-mutex" "$(tr '\n' ' ' <"$T/$n.mutex") mu $mu"
+	fi
 	if [ "${lost:-1}" = 0 ] && gotool tool pprof -raw "$pb" 2>/dev/null | grep -q '^PeriodType: contentions count' &&
 		gotool tool pprof -raw "$pb" 2>/dev/null | grep -q 'contentions/count delay/nanoseconds' &&
-		gotool tool pprof -comments "$pb" 2>/dev/null | grep -q '^locks: .* 0 still waiting at the end, 0 waiting before the start, 0 lost, 0 unreadable$'; then
+		gotool tool pprof -comments "$pb" 2>/dev/null | grep -q '^locks: .* 0 still waiting at the end, 0 waiting before the start, 0 lost, 0 unreadable; 0 without a mutex label$'; then
 		pass "$n-types"
 	else
 		fail "$n-types" "lost ${lost:-?}: $(gotool tool pprof -comments "$pb" 2>&1 | grep locks:) $(head -2 "$err" | tr '\n' '|')"

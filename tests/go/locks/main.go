@@ -1,9 +1,14 @@
 // Command locks is a profiler test fixture with a known answer for lock
-// contention: ten goroutines contend for one sync.Mutex (main.mu), seven
-// of them through main.siteA and three through main.siteB, in identical
-// loops (-n rounds each: hold the lock for -hold of spinning, then spin
-// -gap outside it); one more goroutine locks a second mutex (main.quiet)
-// that nobody else takes, in main.lonely: it never contends.
+// contention: ten goroutines contend for one sync.Mutex (main.mu) from
+// two call sites, main.siteA and main.siteB, in identical loops (-n
+// rounds each: hold the lock for -hold of spinning, then spin -gap
+// outside it), each goroutine seven rounds of ten through siteA and
+// three through siteB, in turn (so that the sites' shares are 70/30
+// whatever the scheduler does to single goroutines: with seven goroutines
+// at one site and three at the other, site A's share of the waiting
+// varied from 63 to 76 % between runs); one more goroutine locks a second
+// mutex (main.quiet) that nobody else takes, in main.lonely: it never
+// contends.
 //
 // -delay waits before the work (for a profiler to attach).  -prof FILE
 // and -block FILE write the program's own mutex and block profiles at
@@ -11,7 +16,7 @@
 // SetBlockProfileRate(1) first thing in main).
 //
 // Truth, printed at the end, one line per call site:
-// "truth SITE GOROUTINES LOCKS WAITED_NS" (the locks taken there, and
+// "truth SITE PERCENT LOCKS WAITED_NS" (the locks taken there, and
 // the time spent in Lock measured around each call), and
 // "addr mu 0x..." / "addr quiet 0x..." (the mutexes' addresses).
 package main
@@ -62,18 +67,23 @@ func round(site int) {
 }
 
 //go:noinline
-func siteA(wg *sync.WaitGroup) {
-	defer wg.Done()
-	for i := 0; i < *n; i++ {
-		round(0)
-	}
-}
+func siteA() { round(0) }
 
 //go:noinline
-func siteB(wg *sync.WaitGroup) {
+func siteB() { round(1) }
+
+// worker i takes the lock from siteA in seven rounds of ten and from
+// siteB in the other three, in turn.
+//
+//go:noinline
+func worker(i int, wg *sync.WaitGroup) {
 	defer wg.Done()
-	for i := 0; i < *n; i++ {
-		round(1)
+	for r := 0; r < *n; r++ {
+		if (i+r)%10 < 7 {
+			siteA()
+		} else {
+			siteB()
+		}
 	}
 }
 
@@ -115,18 +125,14 @@ func main() {
 	var wg sync.WaitGroup
 	wg.Add(10)
 	for i := 0; i < 10; i++ {
-		if i%3 != 2 { // A A B A A B A A B A: both sites start early and end late
-			go siteA(&wg)
-		} else {
-			go siteB(&wg)
-		}
+		go worker(i, &wg)
 	}
 	wg.Wait()
 	atomic.StoreInt32(&stop, 1)
 	<-done
 	write("mutex", *prof)
 	write("block", *block)
-	fmt.Printf("truth main.siteA 7 %d %d\n", locks[0], waited[0])
-	fmt.Printf("truth main.siteB 3 %d %d\n", locks[1], waited[1])
+	fmt.Printf("truth main.siteA 70 %d %d\n", locks[0], waited[0])
+	fmt.Printf("truth main.siteB 30 %d %d\n", locks[1], waited[1])
 	fmt.Printf("addr mu %p\naddr quiet %p\n", &mu, &quiet)
 }
