@@ -11,8 +11,10 @@
 # call).  Go 1.26, 1.19 and 1.27 builds, launched (stripped) and attached.
 # Checks:
 #   - no sample lost, every recorded wait paired (none "lost");
-#   - contentions and delay split 70/30 +- 5 pp between the two sites,
-#     the delay's also within 5 pp of the fixture's measured split;
+#   - contentions split 70/30 +- 5 pp between the two sites; the delay's
+#     split within 3 pp of the one the fixture measured in the same run
+#     (the waiting itself does not split 70/30: 62-73 % at site A in runs
+#     of all three builds, a few long waits weigh much);
 #   - contentions at each site at most the locks taken there (one per
 #     slow-path call: an entry probe that fired twice would exceed it),
 #     and at least a tenth of them (ten goroutines on one lock);
@@ -48,7 +50,7 @@ judge() {
 				tw = w["main.siteA"] + w["main.siteB"]; pw = tw ? 100 * w["main.siteA"] / tw : 0
 				printf ", site A share %.1f/%.1f %% (measured delay %.1f %%)", pc, pd, pw
 				if (pc < 65 || pc > 75) bad = bad " contentions-share"
-				if (pd < 65 || pd > 75 || pd < pw - 5 || pd > pw + 5) bad = bad " delay-share"
+				if (pd < pw - 3 || pd > pw + 3) bad = bad " delay-share"
 			}
 			if (ca > lk["main.siteA"] || cb > lk["main.siteB"] || ca < lk["main.siteA"] / 10 || cb < lk["main.siteB"] / 10) bad = bad " count"
 			if (da < 0.8 * w["main.siteA"] || da > 1.05 * w["main.siteA"] || db < 0.8 * w["main.siteB"] || db > 1.05 * w["main.siteB"]) bad = bad " delay"
