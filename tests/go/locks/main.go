@@ -33,9 +33,9 @@ import (
 )
 
 var (
-	n     = flag.Int("n", 400, "rounds per goroutine")
-	hold  = flag.Duration("hold", 100*time.Microsecond, "time the lock is held each round")
-	gap   = flag.Duration("gap", 10*time.Microsecond, "time spent outside the lock each round")
+	n     = flag.Int("n", 300, "rounds per goroutine")
+	hold  = flag.Duration("hold", 200*time.Microsecond, "time the lock is held each round")
+	gap   = flag.Duration("gap", 20*time.Microsecond, "time spent outside the lock each round")
 	delay = flag.Duration("delay", 0, "wait before the work")
 	rate  = flag.Int("rate", 0, "1: SetMutexProfileFraction(1) and SetBlockProfileRate(1)")
 	prof  = flag.String("prof", "", "write the program's own mutex profile here")
