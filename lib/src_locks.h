@@ -10,8 +10,12 @@
  * goroutine, labels and creators come as for a CPU sample, and when the
  * same goroutine leaves lockSlow (on whatever thread) the wait is one
  * sample: contentions/count 1 and delay/nanoseconds the time between the
- * two probes, as Go's mutex profile types them.  Two uprobe traps per
- * contended Lock, none per uncontended one.
+ * two probes, as Go's mutex profile types them, with a "mutex" label (the
+ * lock's address).  Two uprobe traps per contended Lock, none per
+ * uncontended one.  The exit of a goroutine whose entry was not seen (it
+ * began to wait before the recording, or the entry was lost) and an
+ * entry without an exit at the end are counted in the profile's
+ * comments, not guessed.
  */
 #ifndef PM_SRC_LOCKS_H
 #define PM_SRC_LOCKS_H
