@@ -23,6 +23,9 @@
 #   - the uncontended mutex (main.lonely) in no sample, and one "mutex"
 #     label on every wait: the address of the contended one;
 #   - the profile types contentions/count and delay/nanoseconds;
+#   - with --creators (Go 1.26): at most 25 % of the waits with the
+#     goroutine unknown, the creator frames there, and a --raw capture
+#     replayed gives the same profile;
 #   - against the program's own block profile (the runtime's, rate 1, the
 #     same run): the delay's split within 5 pp of its, and at least its
 #     total (it counts the sleep in the semaphore only).  Its contention
@@ -95,6 +98,30 @@ for b in go126 go go127; do
 	n=$b-launch
 	"$PMUPROF" record --locks -o "$T/$n.pb.gz" -- "$d/locks-stripped" >"$T/$n.out" 2>"$T/$n.err"
 	judge $n "$T/$n.pb.gz" "$T/$n.out" "$T/$n.err"
+	if [ $b = go126 ]; then
+		# with --creators: the waiters' goroutines known (the log of creations;
+		# without it the waiter has parked by the time its sample is read); a
+		# --raw capture replayed gives the same profile
+		n=$b-creators
+		"$PMUPROF" record --locks --creators --raw "$T/$n.data" -o "$T/$n.pb.gz" -- "$d/locks-stripped" >"$T/$n.out" 2>"$T/$n.err"
+		judge $n "$T/$n.pb.gz" "$T/$n.out" "$T/$n.err"
+		"$PMUPROF" report -i "$T/$n.data" --pprof "$T/$n.replay.pb.gz" >/dev/null 2>"$T/$n.rerr"
+		for f in pb.gz replay.pb.gz; do
+			gotool tool pprof -traces -sample_index=delay "$T/$n.$f" 2>/dev/null | grep -v '^ *\(File\|Type\|Time\|Duration\|Build ID\):' >"$T/$n.$f.traces"
+		done
+		if [ -s "$T/$n.pb.gz.traces" ] && cmp -s "$T/$n.pb.gz.traces" "$T/$n.replay.pb.gz.traces"; then
+			pass "$n-replay"
+		else
+			fail "$n-replay" "$(diff "$T/$n.pb.gz.traces" "$T/$n.replay.pb.gz.traces" | head -5 | tr '\n' '|') $(head -2 "$T/$n.rerr")"
+		fi
+		u=$(awk '{ t += $NF } /goroutine unknown/ { u += $NF } END { printf "%.1f", t ? 100 * u / t : 100 }' "$T/$n.contentions")
+		echo "# $n: $u % of the waits with the goroutine unknown (at most 25)"
+		if awk -v u="$u" 'BEGIN { exit !(u <= 25) }' && grep -q 'main\.main \[creator\];' "$T/$n.contentions"; then
+			pass "$n-goroutines"
+		else
+			fail "$n-goroutines" "$u % unknown"
+		fi
+	fi
 	# against the runtime's own block profile (SetBlockProfileRate(1)), the
 	# same run: the delay's split between the sites within 5 pp of its
 	# (it counts the time asleep in the semaphore only: pmuprof's delay,
