@@ -48,7 +48,7 @@ static const struct pm_opt record_opts[] = {
 	{ OPT_MEMPROFILERATE, "memprofilerate", "BYTES",
 	  "with -p: set the targets' runtime.MemProfileRate while recording (--alloc; restored at the end)" },
 	{ OPT_LOCKS, "locks", NULL,
-	  "sample every contended sync.Mutex Lock: the waiter's stack, the time waited (no CPU events without -e)" },
+	  "sample contended sync.Mutex/RWMutex locks: the waiter's stack, the time waited (no CPU events without -e)" },
 	{ OPT_NO_DROP_PRIVILEGES, "no-drop-privileges", NULL,
 	  "under sudo, keep root for CMD and the files (default: SUDO_UID/SUDO_GID's)" },
 	{ 'q', "quiet", NULL, "no summary line" },

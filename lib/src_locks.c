@@ -24,8 +24,25 @@
 #define MAX_WAITERS 65536 /* (thread, mutex) pairs labelled; more lose the mutex label */
 #define WAITER_TAG 0x80000000u /* a stack's thread tag with it: WAITER_TAG | pair */
 
-/* s->kind[e]: which probe */
-enum { KIND_ENTRY = 1, KIND_EXIT = 2 };
+/* s->kind[e]: which probe, KIND_EXIT or not, and which function (KIND_FN * index) */
+enum { KIND_ENTRY = 1, KIND_EXIT = 2, KIND_FN = 4 };
+
+/*
+ * The functions watched: a goroutine waits inside exactly one of them at
+ * a time.  @off: what the argument register (AX) is past the lock's own
+ * address (a semaphore inside the RWMutex: the label is the RWMutex's).
+ * The two RWMutex ones exist from Go 1.20 (before, those waits went
+ * through the Mutex's semaphore function, not watched: RLock unseen).
+ */
+static const struct lockfn {
+	const char *name, *name24; /* name24: from Go 1.24, when it differs */
+	unsigned off;
+	bool optional; /* absent when the program never waits that way */
+} fns[] = {
+	{ "sync.(*Mutex).lockSlow", "internal/sync.(*Mutex).lockSlow", 0, false },
+	{ "sync.runtime_SemacquireRWMutexR", NULL, 12, true }, /* RLock waits for a writer */
+	{ "sync.runtime_SemacquireRWMutex", NULL, 8, true },   /* Lock waits for the readers */
+};
 
 /* values per stack: contended locks, nanoseconds waited */
 enum { V_COUNT, V_DELAY, V_N };
@@ -59,16 +76,6 @@ struct locks {
 	size_t nslot;
 	uint64_t samples, bad, unpaired_exit, lost, still, total_ns, unlabelled;
 };
-
-/*
- * The slow path of Mutex.Lock in @go (Go 1.24+ in internal/sync, where
- * sync.Mutex is a wrapper whose Lock is inlined with its fast path).
- */
-static const char *lockslow_name(const struct pm_go *go, unsigned minor)
-{
-	(void)go;
-	return minor >= 24 ? "internal/sync.(*Mutex).lockSlow" : "sync.(*Mutex).lockSlow";
-}
 
 /* Length of "add rsp, imm; [pop rbp;] ret" at @b (with @left bytes), 0 if not one. */
 static size_t epilogue_len(const uint8_t *b, size_t left)
@@ -129,8 +136,11 @@ static uint64_t exit_addr(const struct pm_elf *e, uint64_t entry, uint64_t probe
 	return hits == 1 ? hit : 0;
 }
 
-/* The entry and exit probes on @path's lockSlow. */
-static int probes_for(const char *path, struct pm_evt_spec *in, struct pm_evt_spec *out,
+/*
+ * The entry and exit probes on @path's function fns[@k]: 0, 1 when it is
+ * optional and absent, -1 with @err.
+ */
+static int probes_for(const char *path, size_t k, struct pm_evt_spec *in, struct pm_evt_spec *out,
 		      char *err, size_t errlen)
 {
 	char text[4200], perr[600];
@@ -153,12 +163,16 @@ static int probes_for(const char *path, struct pm_evt_spec *in, struct pm_evt_sp
 		snprintf(err, errlen, "Go version '%s' of %s is not known", ver ? ver : "", path);
 		goto out;
 	}
-	fn = lockslow_name(go, minor);
+	fn = minor >= 24 && fns[k].name24 ? fns[k].name24 : fns[k].name;
 	for (size_t i = 0; i < pm_go_nfuncs(go) && i < 2000000 && fi < 0; i++) {
 		const char *f = pm_go_func_name(go, (long)i);
 
 		if (f && !strcmp(f, fn))
 			fi = (long)i;
+	}
+	if (fi < 0 && fns[k].optional) {
+		rc = 1;
+		goto out;
 	}
 	if (fi < 0) {
 		snprintf(err, errlen, "%s has no %s (it never locks a sync.Mutex)", path, fn);
@@ -179,11 +193,12 @@ static int probes_for(const char *path, struct pm_evt_spec *in, struct pm_evt_sp
 	*out = *in;
 	out->config2 = in->config2 + (ex - (uint64_t)probe_va); /* the same segment */
 	snprintf(out->symbol, sizeof(out->symbol), "%s+0x%" PRIx64, fn, ex - entry);
-	snprintf(out->name, sizeof(out->name), "uprobe:lockSlow+0x%" PRIx64, ex - entry);
+	snprintf(out->name, sizeof(out->name), "uprobe:%.40s+0x%" PRIx64, strrchr(fn, '.') + 1,
+		 ex - entry);
 	snprintf(in->fetchargs, sizeof(in->fetchargs), "g=%%r14:u64 m=%%ax:u64");
 	snprintf(out->fetchargs, sizeof(out->fetchargs), "g=%%r14:u64");
-	for (int k = 0; k < 2; k++) {
-		struct pm_evt_spec *sp = k ? out : in;
+	for (int i = 0; i < 2; i++) {
+		struct pm_evt_spec *sp = i ? out : in;
 
 		snprintf(sp->value_type, sizeof(sp->value_type), "%s", "contentions");
 		snprintf(sp->value_unit, sizeof(sp->value_unit), "%s", "count");
@@ -222,26 +237,31 @@ static int locks_add_events(struct session *s)
 			free(real);
 			continue;
 		}
-		memset(&in, 0, sizeof(in));
-		memset(&out, 0, sizeof(out));
-		if (s->nev + 2 > PM_ARRAY_SIZE(s->spec) ||
-		    probes_for(real, &in, &out, err, sizeof(err)) < 0 ||
-		    pm_evt_uprobe_define(&in, (unsigned)s->nev, err, sizeof(err)) < 0) {
-			if (s->nev + 2 > PM_ARRAY_SIZE(s->spec))
-				snprintf(err, sizeof(err), "too many events");
-			pm_warn("locks: cannot watch the locks of %s (%s)", real, err);
-			free(real);
-			continue;
-		}
-		if (pm_evt_uprobe_define(&out, (unsigned)s->nev + 1, err, sizeof(err)) < 0) {
-			pm_evt_uprobe_undefine(&in);
-			pm_warn("locks: cannot watch the locks of %s (%s)", real, err);
-			free(real);
-			continue;
+		for (size_t k = 0; k < PM_ARRAY_SIZE(fns); k++) {
+			int rc;
+
+			memset(&in, 0, sizeof(in));
+			memset(&out, 0, sizeof(out));
+			if (s->nev + 2 > PM_ARRAY_SIZE(s->spec)) {
+				pm_warn("locks: cannot watch the locks of %s (too many events)", real);
+				break;
+			}
+			rc = probes_for(real, k, &in, &out, err, sizeof(err));
+			if (rc == 1)
+				continue; /* an RWMutex wait the program never has */
+			if (rc < 0 || pm_evt_uprobe_define(&in, (unsigned)s->nev, err, sizeof(err)) < 0) {
+				pm_warn("locks: cannot watch the locks of %s (%s)", real, err);
+				break;
+			}
+			if (pm_evt_uprobe_define(&out, (unsigned)s->nev + 1, err, sizeof(err)) < 0) {
+				pm_evt_uprobe_undefine(&in);
+				pm_warn("locks: cannot watch the locks of %s (%s)", real, err);
+				break;
+			}
+			pm_src_add_event(s, &pm_src_locks, &in, KIND_ENTRY + (int)k * KIND_FN);
+			pm_src_add_event(s, &pm_src_locks, &out, KIND_EXIT + (int)k * KIND_FN);
 		}
 		free(real);
-		pm_src_add_event(s, &pm_src_locks, &in, KIND_ENTRY);
-		pm_src_add_event(s, &pm_src_locks, &out, KIND_EXIT);
 	}
 	if (!pm_src_has_events(s, &pm_src_locks)) {
 		pm_ses_err(s->res, PM_REC_ERR, "--locks: no Go program to watch (%s)",
@@ -255,19 +275,32 @@ static int locks_add_events(struct session *s)
 static void locks_adjust_attr(struct session *s, size_t e, struct perf_event_attr *a)
 {
 	a->exclude_callchain_kernel = 1;
-	if (s->kind[e] == KIND_EXIT) { /* its time and goroutine are all it needs */
+	if (s->kind[e] & KIND_EXIT) { /* its time and goroutine are all it needs */
 		a->exclude_callchain_user = 1;
 		a->sample_stack_user = 8;
 	}
 }
 
-/* Replay: the probes on lockSlow. */
+/* Replay: the probes on fns[] (the entry's name is the function's, the exit's "LAST+0x..."). */
 static bool locks_claim(struct session *s, size_t e, const char *name)
 {
-	if (!name || !strstr(name, "lockSlow") || strstr(name, "unlockSlow"))
+	if (!name || strncmp(name, "uprobe:", 7))
 		return false;
-	s->kind[e] = strchr(name, '+') ? KIND_EXIT : KIND_ENTRY;
-	return true;
+	name += 7;
+	for (size_t k = 0; k < PM_ARRAY_SIZE(fns); k++) {
+		const char *last = strrchr(fns[k].name, '.') + 1, *plus = strchr(name, '+');
+		size_t l = strlen(last);
+
+		if (!strcmp(name, fns[k].name) || (fns[k].name24 && !strcmp(name, fns[k].name24))) {
+			s->kind[e] = KIND_ENTRY + (int)k * KIND_FN;
+			return true;
+		}
+		if (plus && (size_t)(plus - name) == l && !strncmp(name, last, l)) {
+			s->kind[e] = KIND_EXIT + (int)k * KIND_FN;
+			return true;
+		}
+	}
+	return false;
 }
 
 static size_t locks_nvalues(const struct session *s)
@@ -347,7 +380,8 @@ static void drop(struct locks *st, struct waiting *w)
 }
 
 /* The entry: the waiter's stack, goroutine, labels and creators, kept until its exit. */
-static void entry_sample(struct session *s, struct locks *st, const struct pm_rec_sample *smp)
+static void entry_sample(struct session *s, struct locks *st, const struct pm_rec_sample *smp,
+			 unsigned off)
 {
 	struct pm_walk w;
 	struct waiting *wt;
@@ -396,7 +430,7 @@ static void entry_sample(struct session *s, struct locks *st, const struct pm_re
 	wt->pid = (pid_t)smp->pid;
 	wt->tid = (pid_t)smp->tid;
 	wt->g = g;
-	wt->mutex = raw_u64(smp->raw, 24);
+	wt->mutex = raw_u64(smp->raw, 24) - off; /* the lock's own address */
 	wt->time = smp->time;
 	wt->n = k;
 	wt->ids = xmalloc(k * sizeof(*wt->ids) + 1);
@@ -410,12 +444,15 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 	int64_t *v = values + s->val_off[pm_src_index(&pm_src_locks)];
 	struct waiting *wt;
 
-	if (!smp->raw || smp->raw_size < (s->kind[ev] == KIND_ENTRY ? RAW_ENTRY : RAW_EXIT)) {
+	size_t k = (size_t)s->kind[ev] / KIND_FN;
+
+	if (!smp->raw || k >= PM_ARRAY_SIZE(fns) ||
+	    smp->raw_size < (s->kind[ev] & KIND_ENTRY ? RAW_ENTRY : RAW_EXIT)) {
 		st->bad++;
 		return;
 	}
-	if (s->kind[ev] == KIND_ENTRY) {
-		entry_sample(s, st, smp);
+	if (s->kind[ev] & KIND_ENTRY) {
+		entry_sample(s, st, smp, fns[k].off);
 		return;
 	}
 	if (s->cap)

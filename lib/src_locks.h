@@ -5,7 +5,10 @@
  * 1.24): one past the stack check of its entry, one at its epilogue (the
  * one return, found in its code).  Lock's fast path (one CAS) is inlined
  * into its callers, so every call of lockSlow is a contended Lock (of a
- * Mutex, or of an RWMutex's writer lock).  The kernel reads the goroutine
+ * Mutex, or of an RWMutex's writer lock).  Likewise, from Go 1.20, an
+ * RWMutex's RLock waiting for a writer and a writer waiting for the
+ * readers are the only calls of sync.runtime_SemacquireRWMutexR and
+ * sync.runtime_SemacquireRWMutex: two probes on each as well.  The kernel reads the goroutine
  * (R14) at both and the mutex (AX) at the entry; the entry's stack,
  * goroutine, labels and creators come as for a CPU sample, and when the
  * same goroutine leaves lockSlow (on whatever thread) the wait is one

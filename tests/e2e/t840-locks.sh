@@ -26,6 +26,11 @@
 #   - with --creators (Go 1.26): at most 25 % of the waits with the
 #     goroutine unknown, the creator frames there, and a --raw capture
 #     replayed gives the same profile;
+#   - an RWMutex (Go 1.26, 1.27: -rw): readers waiting for writers and
+#     writers for readers seen, each side's delay as the fixture measured
+#     it (80-105 %, split within 5 pp), the label the RWMutex's address;
+#     Go 1.19 (an RLock waits in the Mutex's semaphore function there:
+#     not watched) not checked;
 #   - against the program's own block profile (the runtime's, rate 1, the
 #     same run): the delay's split within 5 pp of its, and at least its
 #     total (it counts the sleep in the semaphore only).  Its contention
@@ -144,6 +149,34 @@ for b in go126 go go127; do
 	*" ok") pass "$n" ;;
 	*) fail "$n" "$r" ;;
 	esac
+	# RWMutex (Go 1.20+: its two semaphore functions): six readers, two
+	# writers; each side's delay within 80-105 % of the time it measured
+	# around RLock / Lock, the split within 5 pp of its; readers waiting
+	# for a writer and writers waiting for the readers both seen; the
+	# mutex label the RWMutex's address
+	if [ $b != go ]; then
+		n=$b-rwmutex
+		"$PMUPROF" record --locks -o "$T/$n.pb.gz" -- "$d/locks-stripped" -rw 200 >"$T/$n.out" 2>"$T/$n.err"
+		"$PMUPROF" report -i "$T/$n.pb.gz" --folded --sample-index delay 2>/dev/null >"$T/$n.delay"
+		gotool tool pprof -tags -sample_index=contentions "$T/$n.pb.gz" 2>/dev/null |
+			awk '/^ *[a-z]+: Total/ { k = $1 } k == "mutex:" && $NF ~ /^0x/ { print $NF }' >"$T/$n.mutex"
+		r=$(awk -v out="$T/$n.out" -v mx="$(tr '\n' ' ' <"$T/$n.mutex")" '
+			/;main\.reader;.*;sync\.runtime_SemacquireRWMutexR / { rd += $NF }
+			/;main\.writer;/ { wr += $NF } /;main\.writer;.*;sync\.runtime_SemacquireRWMutex / { wrr += $NF }
+			END {
+				while ((getline l < out) > 0) { split(l, f, " "); if (f[1] == "truth") w[f[2]] = f[5]; if (f[1] == "addr") a = f[3] }
+				tr = w["main.reader"]; tw = w["main.writer"]
+				printf "delay readers %.0f writers %.0f (for the readers %.0f) ns, measured %.0f %.0f, mutex %s(rw %s)", rd, wr, wrr, tr, tw, mx, a
+				bad = (rd == 0 || wrr == 0 || tr == 0 || tw == 0)
+				if (!bad) { p = 100 * rd / (rd + wr); q = 100 * tr / (tr + tw); printf ", readers share %.1f %%, measured %.1f %%", p, q
+					bad = p - q > 5 || q - p > 5 || rd < 0.8 * tr || rd > 1.05 * tr || wr < 0.8 * tw || wr > 1.05 * tw || mx != a " " }
+				print bad ? " BAD" : " ok" }' "$T/$n.delay")
+		echo "# $n: $r"
+		case $r in
+		*" ok") pass "$n" ;;
+		*) fail "$n" "$r" ;;
+		esac
+	fi
 	n=$b-attach
 	"$d/locks" -delay 1s >"$T/$n.out" 2>&1 &
 	p=$!

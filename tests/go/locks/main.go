@@ -10,6 +10,12 @@
 // mutex (main.quiet) that nobody else takes, in main.lonely: it never
 // contends.
 //
+// With -rw R instead, six goroutines take an RWMutex's read lock
+// (main.reader) and two its write lock (main.writer), R rounds each:
+// readers wait for the writers, writers for the readers and each other;
+// truth "truth main.reader|main.writer GOROUTINES LOCKS WAITED_NS" and
+// "addr rw 0x...".
+//
 // -delay waits before the work (for a profiler to attach).  -prof FILE
 // and -block FILE write the program's own mutex and block profiles at
 // the end (with -rate 1: SetMutexProfileFraction(1) and
@@ -41,6 +47,11 @@ var (
 	prof  = flag.String("prof", "", "write the program's own mutex profile here")
 	block = flag.String("block", "", "write the program's own block profile here")
 
+	rwn = flag.Int("rw", 0, "instead: RWMutex rounds per goroutine (6 readers, 2 writers)")
+
+	rw     sync.RWMutex
+	rwait  [2]int64 // readers, writers
+	rlocks [2]int64
 	mu     sync.Mutex
 	quiet  sync.Mutex
 	shared int64
@@ -97,6 +108,56 @@ func lonely(stop *int32) {
 	}
 }
 
+// reader takes rw's read lock, holds it, and waits a gap.
+//
+//go:noinline
+func reader(wg *sync.WaitGroup) {
+	defer wg.Done()
+	for r := 0; r < *rwn; r++ {
+		t := time.Now()
+		rw.RLock()
+		atomic.AddInt64(&rwait[0], int64(time.Since(t)))
+		atomic.AddInt64(&rlocks[0], 1)
+		spin(*hold)
+		rw.RUnlock()
+		spin(*gap)
+	}
+}
+
+// writer takes rw's write lock, holds it, and waits a longer gap.
+//
+//go:noinline
+func writer(wg *sync.WaitGroup) {
+	defer wg.Done()
+	for r := 0; r < *rwn; r++ {
+		t := time.Now()
+		rw.Lock()
+		atomic.AddInt64(&rwait[1], int64(time.Since(t)))
+		atomic.AddInt64(&rlocks[1], 1)
+		shared++
+		spin(*hold)
+		rw.Unlock()
+		spin(4 * *hold)
+	}
+}
+
+// rwphase: six readers and two writers on rw; the truth per side.
+func rwphase() {
+	var wg sync.WaitGroup
+	wg.Add(8)
+	for i := 0; i < 8; i++ {
+		if i%4 == 3 {
+			go writer(&wg)
+		} else {
+			go reader(&wg)
+		}
+	}
+	wg.Wait()
+	fmt.Printf("truth main.reader 6 %d %d\n", rlocks[0], rwait[0])
+	fmt.Printf("truth main.writer 2 %d %d\n", rlocks[1], rwait[1])
+	fmt.Printf("addr rw %p\n", &rw)
+}
+
 func write(name, file string) {
 	if file == "" {
 		return
@@ -119,6 +180,10 @@ func main() {
 		runtime.SetBlockProfileRate(1)
 	}
 	time.Sleep(*delay)
+	if *rwn > 0 {
+		rwphase()
+		return
+	}
 	var stop int32
 	done := make(chan struct{})
 	go func() { lonely(&stop); close(done) }()
