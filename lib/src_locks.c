@@ -265,7 +265,7 @@ static int locks_add_events(struct session *s)
 	}
 	if (!pm_src_has_events(s, &pm_src_locks)) {
 		pm_ses_err(s->res, PM_REC_ERR, "--locks: no Go program to watch (%s)",
-			   n ? err : "no target");
+			   !n ? "no target" : err[0] ? err : "no target's executable could be read");
 		return -1;
 	}
 	return 0;
