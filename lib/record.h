@@ -86,6 +86,11 @@ struct pm_record_cfg {
 	 */
 	bool alloc;
 	/*
+	 * --locks: contended sync.Mutex locks, the waiter's stack and time
+	 * waited (src_locks.h); without @event, no CPU events
+	 */
+	bool locks;
+	/*
 	 * --memprofilerate: write runtime.MemProfileRate in the attached
 	 * targets for the recording (bytes; 0 = never: the default), and the
 	 * value it had back at the end

@@ -9,6 +9,7 @@
 #include "src_creation.h"
 #include "src_alloc.h"
 #include "src_wall.h"
+#include "src_locks.h"
 
 /* The CPU source first (source.h). */
 const struct pm_source *const pm_sources[] = {
@@ -16,6 +17,7 @@ const struct pm_source *const pm_sources[] = {
 	&pm_src_creation,
 	&pm_src_alloc,
 	&pm_src_wall,
+	&pm_src_locks,
 };
 const size_t pm_nsources = PM_ARRAY_SIZE(pm_sources);
 

@@ -74,7 +74,10 @@ struct pm_source {
 	 * record's; NULL before that record)?  Sets s->kind[e].
 	 */
 	bool (*claim)(struct session *s, size_t e, const char *name);
-	/* Processing starts (its state zeroed): set it up; ends: free what it holds. */
+	/*
+	 * Processing starts (its state zeroed): set it up; ends: free what its
+	 * state holds (the state itself is source.c's).
+	 */
 	void (*begin)(struct session *s);
 	void (*end)(struct session *s);
 	/* Values it adds to each stack (s->val_off[its index] is the first). */
