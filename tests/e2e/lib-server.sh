@@ -20,6 +20,7 @@
 #       interrupted (pprof-distance.sh -a says why), and d_pm without that;
 #       false (with $why) when a profile is missing or empty
 #   check_distance NAME     pass when d_pm <= d_noise + 3, else fail
+#   check_default NAME      the same for d_user (record's default)
 DIST=$top/scripts/pprof-distance.sh
 _bg=
 bg_pid() { _bg="$_bg $*"; }
@@ -66,6 +67,16 @@ server_windows() {
 		"(samples: pmuprof $(_n "$T/$1-pm1.pb.gz"), runtime/pprof $(_n "$T/$1-rp1.pb.gz") and $(_n "$T/$1-rp2.pb.gz"))"
 	echo "# $1: the functions that differ most, pmuprof % vs runtime/pprof %:"
 	echo "$_top" | sed 's/^/#/'
+}
+
+# check_default NAME: record's default (no --kernel: the kernel's time counted, kernel frames
+# dropped) against runtime/pprof of the same window: d_user <= d_noise + 3
+check_default() {
+	if awk -v a="$d_user" -v b="$d_noise" 'BEGIN { exit !(a <= b + 3) }'; then
+		pass "$1-default-distance"
+	else
+		fail "$1-default-distance" "pmuprof record (default) vs runtime/pprof $d_user pp > runtime/pprof's own noise $d_noise pp + 3"
+	fi
 }
 
 check_distance() {

@@ -35,6 +35,7 @@ for v in go126; do
 	sleep 2
 	if server_windows "$v-httpgz" $spid "$base" $secs; then
 		check_distance "$v-httpgz"
+		check_default "$v-httpgz"
 	else
 		fail "$v-httpgz-distance" "$why"
 	fi

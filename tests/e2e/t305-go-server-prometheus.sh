@@ -64,6 +64,7 @@ bg_pid $!
 sleep 2
 if server_windows prometheus $spid "$base" $secs; then
 	check_distance prometheus
+	check_default prometheus
 else
 	fail prometheus-distance "$why"
 fi
