@@ -3,8 +3,10 @@
  * takes, and the table of them.  Today: CPU sampling (src_cpu.c, the
  * events of -e) and the probe on goroutine creation of --creators
  * (src_creation.c: its samples feed the goroutine inspector
- * and make no sample of the profile), and the allocations the Go runtime
- * samples of --alloc (src_alloc.c).
+ * and make no sample of the profile), the allocations the Go runtime
+ * samples of --alloc (src_alloc.c), the goroutine wall-clock snapshots of
+ * --wall (src_wall.c: no events, a timer) and the contended locks of
+ * --locks (src_locks.c).
  *
  * A source says what it opens (its events, appended to s->spec: the
  * loop opens every event on every thread and CPU, and drains them all),
