@@ -25,6 +25,12 @@ if ! command -v "$CC" >/dev/null 2>&1; then
 fi
 mkdir -p "$O/obj" "$O/gen" "$O/corpus"
 [ -f "$O/gen/profile.pb-c.c" ] || protoc-c --proto_path=proto --c_out=$O/gen proto/profile.proto
+# the flame-graph page's script and style, as the Makefile embeds them (lib/html.c)
+if [ ! -f "$O/gen/flame-assets.h" ] || [ web/flame.js -nt "$O/gen/flame-assets.h" ] ||
+	[ web/flame.css -nt "$O/gen/flame-assets.h" ]; then
+	./scripts/embed.sh "$O/gen/flame-assets.h" pm_flame_js web/flame.js pm_flame_css web/flame.css ||
+		{ echo "FAIL: fuzz/build (scripts/embed.sh)"; exit 1; }
+fi
 FL="-g -O1 -std=c11 -D_GNU_SOURCE -I. -Ilib -I$O/gen -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
 objs=""
 # an object is rebuilt when its source or any header is newer (a struct
