@@ -1239,7 +1239,8 @@ size_t pm_gor_frames_of(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks
 		if (ge && ge->goid == gi.goid) {
 			g->unw_status = 0;
 			g->switch_bp = 0;
-			g->sample_time = time;
+			/* read now, as the list was: the list's entry holds (its time may be later) */
+			g->sample_time = ge->from > time ? ge->from : time;
 			return probed_sample(g, st, p, pid, &gi, ids, n, cap);
 		}
 		g->anc_ptr = 0;

@@ -161,8 +161,8 @@ for b in go126 go go127; do
 		gotool tool pprof -tags -sample_index=contentions "$T/$n.pb.gz" 2>/dev/null |
 			awk '/^ *[a-z]+: Total/ { k = $1 } k == "mutex:" && $NF ~ /^0x/ { print $NF }' >"$T/$n.mutex"
 		r=$(awk -v out="$T/$n.out" -v mx="$(tr '\n' ' ' <"$T/$n.mutex")" '
-			/;main\.reader;.*;sync\.runtime_SemacquireRWMutexR / { rd += $NF }
-			/;main\.writer;/ { wr += $NF } /;main\.writer;.*;sync\.runtime_SemacquireRWMutex / { wrr += $NF }
+			/(^|;)main\.reader;.*;sync\.runtime_SemacquireRWMutexR / { rd += $NF }
+			/(^|;)main\.writer;/ { wr += $NF } /(^|;)main\.writer;.*;sync\.runtime_SemacquireRWMutex / { wrr += $NF }
 			END {
 				while ((getline l < out) > 0) { split(l, f, " "); if (f[1] == "truth") w[f[2]] = f[5]; if (f[1] == "addr") a = f[3] }
 				tr = w["main.reader"]; tw = w["main.writer"]
