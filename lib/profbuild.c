@@ -256,6 +256,9 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 					locs[nl++] = l;
 				callee_panic = h->panic;
 			}
+			if (nl == 0) /* hidden frames alone (a goroutine at goexit): shown, not lost */
+				for (k = 0; k < n; k++)
+					locs[nl++] = loc_of[ids[k]];
 			n = nl;
 		}
 		for (e = 0; e < pm_nsources; e++) /* each source's samples of the stack */

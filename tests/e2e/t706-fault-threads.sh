@@ -93,7 +93,7 @@ fi
 pass readable
 got=$(folded_total "$T/f")
 if [ "$(sample_count "$T/e")" = "$got" ] && [ "$got" -gt 0 ]; then pass complete; else fail complete "summary '$(sample_count "$T/e")', profile $got"; fi
-b=$(awk '/;main\.threadBody/ { s += $NF } END { print s + 0 }' "$T/f")
+b=$(awk '/(^|;)main\.threadBody/ { s += $NF } END { print s + 0 }' "$T/f")
 per=$(awk -v b="$b" -v n="${n:-0}" 'BEGIN { if (n > 0) printf "%.4f", b / (n / 8); else print 0 }')
 echo "# main.threadBody: $b samples of $got ($per a spinning thread)"
 # as many samples a spinning thread as perf record got (0.5x..2x: two
