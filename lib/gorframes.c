@@ -687,6 +687,13 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 	g->probes = true;
 	if (!good_ptr(c->newg) || c->goid <= 0)
 		return -EINVAL;
+	/*
+	 * made before a sample already processed (the drain's ordering window,
+	 * HOLD_NS, was too short for a machine this busy): that sample's g may
+	 * have been given its previous goroutine; counted and said
+	 */
+	if (c->time && c->time < g->max_time)
+		g->st_clate++;
 	if (find_layout(p, maps, pid, pcs, npcs) && !p->snap)
 		snap_take(g, maps, st, p, pid);
 	/*
@@ -773,6 +780,11 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 	}
 	g->st_created++;
 	return 0;
+}
+
+uint64_t pm_gor_late_creations(const struct pm_gor *g)
+{
+	return g ? g->st_clate : 0;
 }
 
 void pm_gor_creator_counts(const struct pm_gor *g, uint64_t *complete, uint64_t *partial,
@@ -1087,6 +1099,8 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 	g->unw_status = unw_status;
 	g->switch_bp = switch_bp;
 	g->sample_time = time;
+	if (time > g->max_time)
+		g->max_time = time;
 	n = gor_sample(g, maps, st, pid, tid, r14, sp, stack, stack_len, pcs, npcs, ids, n, cap);
 	if (g->stats)
 		g->st_ns += pm_now_ns() - t0;

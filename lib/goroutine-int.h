@@ -171,6 +171,7 @@ struct pm_gor {
 	unsigned unw_status; /* the walk of the sample being inspected (PM_UNW_*) */
 	uint64_t switch_bp;  /* ... and its BP where it switched off g0 */
 	uint64_t sample_time; /* ... and its time (the events' clock) */
+	uint64_t max_time;    /* the latest sample time processed */
 	/* stack tops: (pid, g.stack.hi) -> the g created with that stack (the probe's lo, hi) */
 	struct gent *tops;
 	size_t tops_size, tops_n;
@@ -179,7 +180,7 @@ struct pm_gor {
 	struct cnode *cnodes;
 	size_t ncnodes, capcnodes;
 	struct pm_hidx cnode_idx;
-	uint64_t st_created, st_chain[CH_NGOR], st_gunknown, st_lunknown, st_bystack, st_snap;
+	uint64_t st_created, st_chain[CH_NGOR], st_gunknown, st_lunknown, st_bystack, st_snap, st_clate;
 	/* one inspection's results */
 	struct pm_gor_label lab[PM_GOR_MAX_LABELS];
 	struct pm_gor_ancestor anc[PM_GOR_MAX_ANCESTORS];

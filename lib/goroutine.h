@@ -218,6 +218,12 @@ void pm_gor_probed(struct pm_gor *g);
  * opts.creators levels), partial, unknown; samples whose goroutine was not
  * known; and whose labels were not.
  */
+/*
+ * Creations processed after a sample taken later than them (the drain's
+ * ordering window exceeded): the samples in between on their g may name
+ * the g's previous goroutine.
+ */
+uint64_t pm_gor_late_creations(const struct pm_gor *g);
 void pm_gor_creator_counts(const struct pm_gor *g, uint64_t *complete, uint64_t *partial,
 			   uint64_t *unknown, uint64_t *gor_unknown, uint64_t *labels_unknown);
 

@@ -183,6 +183,16 @@ static void creation_profile_tail(struct session *s, struct pm_profile *p)
 		      pct(gu, all), gu, lu);
 	pm_prof_add_comment(p, c);
 	free(c);
+	if (pm_gor_late_creations(s->gor)) {
+		c = xasprintf("creators: %" PRIu64 " creations were processed after samples taken "
+			      "later (the machine was too busy for the drain's ordering window): the "
+			      "goroutine of a sample on their g just before may be the g's previous one",
+			      pm_gor_late_creations(s->gor));
+		pm_prof_add_comment(p, c);
+		if (!s->replay)
+			pm_warn("%s", c);
+		free(c);
+	}
 }
 
 const struct pm_source pm_src_creation = {
