@@ -1,4 +1,5 @@
 #!/bin/sh
+# san: no (go tool pprof's time, three versions; pmuprof's writer and reader run under ASan in t201, t402 and the unit tests)
 # go tool pprof (Go 1.19, 1.26 and 1.27) reads every kind of profile pmuprof writes, with
 # -top and -raw, and agrees with pmuprof report: same top 4 functions by
 # flat/self, the same flat% for every function, the same sample totals.
