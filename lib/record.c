@@ -87,6 +87,7 @@ static uint64_t rec_time(const struct pm_rec *r)
 }
 
 #define HOLD_NS 5000000ULL /* records an ordered source's drain leaves for the next pass */
+#define HOLD_MAX_NS 80000000ULL /* ... at most, widened where the machine showed it too short */
 
 /* The drain: the rings, and each one's next record, merged in time order. */
 struct drain {
@@ -95,6 +96,8 @@ struct drain {
 	struct pm_rec *cur;
 	const struct perf_event_header **hdr;
 	bool *have;
+	uint64_t hold;  /* HOLD_NS, doubled each time a creation came late (up to HOLD_MAX_NS) */
+	uint64_t late;  /* the late creations seen so far */
 };
 
 static void drain_init(struct drain *d, const struct session *s)
@@ -137,9 +140,20 @@ static void drain(struct session *s, struct drain *d, bool last)
 	 * clock is the events' own, CLOCK_MONOTONIC): the rest wait for the
 	 * next pass.
 	 */
+	/*
+	 * A creation processed after a younger sample (the machine stalled a
+	 * writer longer than the window): counted by the inspector, and the
+	 * window doubled for the rest of the recording.
+	 */
+	if (!d->hold)
+		d->hold = HOLD_NS;
+	if (pm_gor_late_creations(s->gor) > d->late) {
+		d->late = pm_gor_late_creations(s->gor);
+		d->hold = d->hold * 2 > HOLD_MAX_NS ? HOLD_MAX_NS : d->hold * 2;
+	}
 	for (i = 0; !last && i < s->nev; i++)
 		if (pm_sources[s->src[i]]->ordered)
-			cut = pm_now_ns() - HOLD_NS;
+			cut = pm_now_ns() - d->hold;
 
 	if (d->n)
 		memset(have, 0, d->n * sizeof(*have));
@@ -214,7 +228,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	struct pm_target *tgt = NULL;
 	struct pm_profile *prof = NULL;
 	struct pollfd *pfd = NULL;
-	struct drain dr = { NULL, 0, NULL, NULL, NULL };
+	struct drain dr = { NULL, 0, NULL, NULL, NULL, 0, 0 };
 	const char *output = cfg->output ? cfg->output : PM_RECORD_DEFAULT_OUTPUT;
 	char err[256], *path = NULL;
 	int rc, status = 0;

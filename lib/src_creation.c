@@ -185,8 +185,9 @@ static void creation_profile_tail(struct session *s, struct pm_profile *p)
 	free(c);
 	if (pm_gor_late_creations(s->gor)) {
 		c = xasprintf("creators: %" PRIu64 " creations were processed after samples taken "
-			      "later (the machine was too busy for the drain's ordering window): the "
-			      "goroutine of a sample on their g just before may be the g's previous one",
+			      "later (the machine stalled longer than the drain's ordering window, widened "
+			      "since): the goroutine of a sample on their g just before may be the g's "
+			      "previous one",
 			      pm_gor_late_creations(s->gor));
 		pm_prof_add_comment(p, c);
 		if (!s->replay)
