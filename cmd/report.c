@@ -181,7 +181,7 @@ static struct pm_profile *maybe_strip(const struct repopts *r, struct pm_profile
 	struct pm_profile *q;
 
 	if (r->no_creators) {
-		q = pm_prof_without(p, in_mapping, (void *)"[creators]", NULL);
+		q = pm_prof_without(p, in_mapping, (void *)"[creators]", "[creators]"); /* totals kept */
 		pm_prof_free(p);
 		p = q;
 	}
