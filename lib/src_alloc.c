@@ -359,14 +359,6 @@ static size_t alloc_nvalues(const struct session *s)
 	return V_N;
 }
 
-static uint64_t raw_u64(const uint8_t *raw, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, raw + off, 8);
-	return v;
-}
-
 /* The runtime's own frames, hidden above the allocating function as runtime/pprof does. */
 static bool is_runtime(struct session *s, pid_t pid, uint64_t pc, bool ret)
 {
@@ -395,13 +387,13 @@ static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 		st->bad++;
 		return;
 	}
-	size = raw_u64(smp->raw, 24);
+	size = pm_le64(smp->raw + 24);
 	if (size > MAX_SIZE) { /* not an allocation of this world: no sum may overflow */
 		st->bad++;
 		return;
 	}
 	if (smp->raw_size >= RAW_RATE) {
-		rate = (int64_t)raw_u64(smp->raw, 32);
+		rate = (int64_t)pm_le64(smp->raw + 32);
 	} else {
 		st->rate_unknown = true;
 	}

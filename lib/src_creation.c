@@ -123,14 +123,6 @@ static bool creation_claim(struct session *s, size_t e, const char *name)
 	return !name || strstr(name, "newproc");
 }
 
-static uint64_t raw_u64(const uint8_t *raw, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, raw + off, 8);
-	return v;
-}
-
 /* A creation, not a sample of the profile: into the goroutine inspector's log. */
 static void creation_sample(struct session *s, size_t e, const struct pm_rec_sample *smp)
 {
@@ -144,11 +136,11 @@ static void creation_sample(struct session *s, size_t e, const struct pm_rec_sam
 		st->bad++;
 		return;
 	}
-	c.newg = raw_u64(smp->raw, 16);
-	c.goid = (int64_t)raw_u64(smp->raw, 24);
-	c.cg = raw_u64(smp->raw, 32);
-	c.cgoid = (int64_t)raw_u64(smp->raw, 40);
-	c.stack_hi = raw_u64(smp->raw, 48); /* g.stack.hi: stack is runtime.g's first field */
+	c.newg = pm_le64(smp->raw + 16);
+	c.goid = (int64_t)pm_le64(smp->raw + 24);
+	c.cg = pm_le64(smp->raw + 32);
+	c.cgoid = (int64_t)pm_le64(smp->raw + 40);
+	c.stack_hi = pm_le64(smp->raw + 48); /* g.stack.hi: stack is runtime.g's first field */
 	c.time = smp->time;
 	for (i = 0; i < smp->nr && n < PM_ARRAY_SIZE(pcs); i++)
 		if (smp->ips[i] < (uint64_t)PERF_CONTEXT_MAX)

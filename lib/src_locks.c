@@ -309,14 +309,6 @@ static size_t locks_nvalues(const struct session *s)
 	return V_N;
 }
 
-static uint64_t raw_u64(const uint8_t *raw, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, raw + off, 8);
-	return v;
-}
-
 static struct waiting *find(struct locks *st, pid_t pid, uint64_t g)
 {
 	for (size_t i = 0; i < st->nw; i++)
@@ -385,7 +377,7 @@ static void entry_sample(struct session *s, struct locks *st, const struct pm_re
 {
 	struct pm_walk w;
 	struct waiting *wt;
-	uint64_t g = raw_u64(smp->raw, 16);
+	uint64_t g = pm_le64(smp->raw + 16);
 	size_t n, k = 0;
 
 	pm_ses_walk(s, smp, &w);
@@ -430,7 +422,7 @@ static void entry_sample(struct session *s, struct locks *st, const struct pm_re
 	wt->pid = (pid_t)smp->pid;
 	wt->tid = (pid_t)smp->tid;
 	wt->g = g;
-	wt->mutex = raw_u64(smp->raw, 24) - off; /* the lock's own address */
+	wt->mutex = pm_le64(smp->raw + 24) - off; /* the lock's own address */
 	wt->time = smp->time;
 	wt->n = k;
 	wt->ids = xmalloc(k * sizeof(*wt->ids) + 1);
@@ -457,7 +449,7 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 	}
 	if (s->cap)
 		s->keep = 0;
-	wt = find(st, (pid_t)smp->pid, raw_u64(smp->raw, 16));
+	wt = find(st, (pid_t)smp->pid, pm_le64(smp->raw + 16));
 	if (!wt) { /* it began to wait before the recording */
 		st->unpaired_exit++;
 		return;
