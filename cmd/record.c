@@ -365,6 +365,8 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	}
 	r.cfg.argv = first < argc ? argv + first : NULL;
+	/* tracefs (probes new threads inherit, tracepoints): mounted for pmuprof alone */
+	r.cfg.host_mntns = pm_evt_tracefs_mount();
 	if (r.cfg.argv)
 		want_ancestors(r.cfg.creators);
 	r.cfg.pids = r.pids;
@@ -382,6 +384,8 @@ int cmd_record(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	rc = pm_record_run(&r.cfg, &res);
+	if (r.cfg.host_mntns > 0)
+		close(r.cfg.host_mntns);
 	free(r.pids);
 	free(r.tids);
 	if (rc != PM_REC_OK) {

@@ -320,8 +320,9 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 					strerror(errno));
 			goto out;
 		}
-		rc = s.owner ? pm_target_spawn_as(&tgt, path, cfg->argv, s.owner->uid, s.owner->gid)
-			     : pm_target_spawn(&tgt, path, cfg->argv);
+		rc = s.owner ? pm_target_spawn_as(&tgt, path, cfg->argv, s.owner->uid, s.owner->gid,
+						  cfg->host_mntns)
+			     : pm_target_spawn(&tgt, path, cfg->argv, cfg->host_mntns);
 		if (rc) {
 			pm_ses_err(res, PM_REC_ERR, "cannot start '%s': %s", cfg->argv[0],
 				strerror(-rc));

@@ -57,6 +57,12 @@ struct pm_record_cfg {
 	bool no_callchain;
 	bool strict;                 /* added: no cpu-clock fallback for a missing hardware event */
 	/*
+	 * added: > 0: the caller mounted tracefs in a mount namespace of its
+	 * own (pm_evt_tracefs_mount()); the command goes back to this one
+	 * (an fd of the caller's first namespace) before its exec.
+	 */
+	int host_mntns;
+	/*
 	 * Creator levels for each goroutine's stack (goroutine.h): N = up to
 	 * N creating goroutines (--creators=N; 1 = the go statement alone),
 	 * 0 (the default) or -1 (--no-creators) = none.  Goroutine ids and

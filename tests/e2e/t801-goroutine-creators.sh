@@ -133,13 +133,8 @@ echo "# attach --creators: http $1 % grpc $2 % of $3; the fixture's work while a
 if near "$1" "$4" "$3" && near "$2" "$5" "$3"; then pass attach-split-70-30; else fail attach-split-70-30 "http $1 grpc $2 of $3, truth $4 $5: $(head -2 "$T/a.err" | tr '\n' '|')"; fi
 
 # ---- attach without tracebackancestors: creations watched by uprobes ----
-# (tracefs mounted so that threads started later are probed too)
-mounted=
-if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/events ] &&
-	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
-	mounted=/sys/kernel/tracing
-fi
-if [ -r /sys/bus/event_source/devices/uprobe/type ]; then
+# (defined in tracefs, which pmuprof mounts for itself, so that threads started later are probed too)
+if [ -r /sys/bus/event_source/devices/uprobe/type ] && tracefs_ok; then
 	# shorter rounds: most goroutines are created while attached
 	attach p 3 --creators -unit 6000000 -duration 7s
 	set -- $(work_split "$T/p.folded" main.httpListener main.grpcListener) $(truth "$T/p.out" http grpc)
@@ -147,7 +142,7 @@ if [ -r /sys/bus/event_source/devices/uprobe/type ]; then
 	echo "# attach, uprobes: http $1 % grpc $2 % of $3; the fixture's work while attached: http $4 % grpc $5 % (+-$(tol "$4" "$3")); ${seen:-?} creations seen"
 	if near "$1" "$4" "$3" && near "$2" "$5" "$3"; then pass probes-split-70-30; else fail probes-split-70-30 "http $1 grpc $2 of $3, truth $4 $5: $(head -2 "$T/p.err" | tr '\n' '|')"; fi
 	# three levels and more: the full chain, as with tracebackancestors
-	left=$(grep -c 'pmuprof_' /sys/kernel/tracing/uprobe_events 2>/dev/null)
+	left=$(probes_left)
 	if grep -q 'main\.main \[creator\];.*main\.httpListener \[creator\];.*main\.serveHTTP \[creator\];.*main\.handle \[creator\];main\.spawn \[creator\];runtime\.goexit;main\.spawn\.func1;main\.handle\.func1;main\.work [0-9]' "$T/p.folded" &&
 		! grep -q 'warning: creators' "$T/p.err" && [ "${left:-0}" = 0 ]; then
 		pass probes-chain
@@ -164,9 +159,8 @@ if [ -r /sys/bus/event_source/devices/uprobe/type ]; then
 		fail probes-one-level-blind "$(grep 'main.work ' "$T/r.folded" | head -2 | tr '\n' '|')"
 	fi
 else
-	skip probes "no uprobe PMU in this kernel"
+	skip probes "no uprobe PMU in this kernel, or no tracefs for pmuprof"
 fi
-[ -n "$mounted" ] && umount "$mounted"
 
 # ---- an unknown Go version: one warning, a correct profile without goroutines ----
 python3 -c 'import sys; b = open(sys.argv[1], "rb").read(); open(sys.argv[2], "wb").write(b.replace(b"go1.19", b"go1.09"))' \
