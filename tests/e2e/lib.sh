@@ -2,6 +2,7 @@
 #   $PMUPROF       the pmuprof binary under test (absolute path)
 #   $FIX           fixture directory (tests/.work), $GOFIX = $FIX/go, $NPM = $FIX/npm/node_modules
 #   $T             a fresh scratch directory, removed at exit
+#   $SAN           1 under the ASan+UBSan build, else empty
 #   pass NAME / fail NAME [WHY] / skip NAME WHY    print one result line
 #   check NAME CMD...         pass if CMD succeeds, else fail (CMD output shown on failure)
 #   expect_fail NAME RC REGEX CMD...   CMD must exit with RC (or any non-zero if RC is '!0')
@@ -16,6 +17,10 @@ GOFIX=$FIX/go
 NPM=$FIX/npm/node_modules
 GO=/usr/lib/go-1.19/bin/go # named: `go` on PATH is Go 1.26 on the project's machines
 unset GOROOT
+# SAN=1 when $PMUPROF is the ASan+UBSan build (tests/run.sh's second pass):
+# a test whose cases repeat one code path on several builds may run one of
+# each path there (it says which in a '#' line); the normal pass runs all.
+case $PMUPROF in */san/*) SAN=1 ;; *) SAN= ;; esac
 T=$(mktemp -d /tmp/pmuprof-e2e.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 NAME=$(basename "$0" .sh)
