@@ -247,13 +247,14 @@ func main() {
 	}
 	if *nfresh > 0 {
 		// main keeps the one P: they never run
+		// (no system call once they are made: the P would be handed off)
 		runtime.GOMAXPROCS(1)
+		fmt.Printf("ready %d\n", time.Since(start).Milliseconds()+1)
+		until := nanotime() + int64(secs*1e9)
 		for i := 0; i < *nfresh; i++ {
 			go fresh()
 		}
-		fmt.Printf("ready %d\n", time.Since(start).Milliseconds()+1)
-		os.Stdout.Sync()
-		spin(nanotime() + int64(secs*1e9))
+		spin(until)
 		return
 	}
 	if *nleak > 0 {
