@@ -15,7 +15,7 @@ need_cmd go "$GO"
 N=10000 HZ=20
 
 judge() { # NAME STRICT
-	n=$1
+	n=$1 strict=$2
 	"$PMUPROF" report -i "$T/$n.pb.gz" --sample-index wall >"$T/$n.report" 2>&1
 	"$PMUPROF" report -i "$T/$n.pb.gz" --sample-index wall --folded >"$T/$n.folded" 2>/dev/null
 	snaps=$(wall_snaps "$T/$n.report")
@@ -26,7 +26,7 @@ judge() { # NAME STRICT
 		fail "$n" "no wall profile: ${snaps:-no} snapshots, ready ${ready:-never}: $(head -2 "$T/$n.err" | tr '\n' '|')"
 		return
 	fi
-	slack=$(awk -v r="$ready" -v hz=$HZ -v d="$drop" -v s="$2" 'BEGIN { k = r * hz / 1000; printf "%d\n", s ? 1 + d : (k == int(k) ? k : int(k) + 1) + 1 + d }')
+	slack=$(awk -v r="$ready" -v hz=$HZ -v d="$drop" -v s="$strict" 'BEGIN { k = r * hz / 1000; printf "%d\n", s ? 1 + d : (k == int(k) ? k : int(k) + 1) + 1 + d }')
 	res=$(awk -v A="$1" -v B="$2" -v S="$snaps" -v sl="$slack" '
 		{ v = $NF; line = $0; sub(/ [0-9]+$/, "", line); k = split(line, fr, ";")
 		  for (i = 1; i <= k; i++) if (fr[i] == "runtime.main") { U += v; break }
