@@ -101,7 +101,7 @@ judge() {
 }
 
 launch() { # NAME FIXTURE
-	"$PMUPROF" record --all-frames -q -e cpu-clock --wall -o "$T/$1.pb.gz" -- "$2" $ARGS -pprof "$T/$1.gor.pb.gz" 1.6 >"$T/$1.out" 2>"$T/$1.err"
+	"$PMUPROF" record --all-frames -q -e cpu-clock --wall -o "$T/$1.pb.gz" -- "$2" $ARGS -pprof "$T/$1.gor.pb.gz" 2 >"$T/$1.out" 2>"$T/$1.err"
 	judge "$1" 0
 }
 attach() { # NAME FIXTURE
