@@ -144,15 +144,7 @@ for v in go go127; do
 	case ${3:-} in ok) pass "fresh-$v" ;; *) fail "fresh-$v" "main.fresh ${1:-?} goroutines of 20, ${2:-?} runnable under another function (${3:-})" ;; esac
 done
 
-# --creators: every goroutine's wall time under its creator's stack (main.main made them all)
-if [ -x "$FIX/go126/wallwait" ]; then
-	"$PMUPROF" record --all-frames -q -e cpu-clock --wall --creators -o "$T/cr.pb.gz" -- "$FIX/go126/wallwait" 40 20 10 1 >"$T/cr.out" 2>"$T/cr.err"
-	"$PMUPROF" report -i "$T/cr.pb.gz" --sample-index wall --folded >"$T/cr.folded" 2>/dev/null
-	set -- $(awk '/main\.(chanWaiter|sleeper|mutexWaiter);/ { t += $NF; if (index($0, "main.main [creator];runtime.goexit;")) c += $NF }
-		END { printf "%d %.1f\n", t, t ? 100 * c / t : 0 }' "$T/cr.folded")
-	echo "# creators: $2 % of the waiters' wall time under main.main [creator]"
-	if [ "$1" -gt 0 ] && [ "$2" = 100.0 ]; then pass creators; else fail creators "$2 % of $1 ns: $(grep chanWaiter "$T/cr.folded" | grep -v 'main.main \[creator\]' | head -1 | cut -c1-200)"; fi
-fi
+# (--creators with --wall: t812)
 
 # usage: a bad rate, and --raw (a capture does not hold the snapshots)
 expect_fail bad-rate 2 "invalid --wall '0'" "$PMUPROF" record --all-frames --wall=0 -o "$T/x.pb.gz" -- /bin/true
