@@ -201,7 +201,8 @@ int pm_gor_read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t l
 /*
  * The g of every goroutine @pid's runtime made (runtime.allgs, dead ones
  * too), in a new array: 0, or -ENOENT when the list cannot be found or
- * read (p->gomap: the binary it is in).
+ * read (p->gomap: the binary it is in), -EAGAIN when it changed while read
+ * three times.
  */
 int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n);
 
