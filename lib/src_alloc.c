@@ -120,6 +120,14 @@ static void rate_addrs(const struct pm_elf *e, const struct pm_go *go, uint64_t 
 	}
 }
 
+uint64_t pm_alloc_rate_vaddr(const struct pm_elf *e, const struct pm_go *go)
+{
+	uint64_t rate, off;
+
+	rate_addrs(e, go, &rate, &off);
+	return rate;
+}
+
 /*
  * The linker's runtime.disableMemoryProfiling, as the file holds it: 1
  * (heap sampling off at start), 0, or -1 unknown.  Zero-initialized, it
@@ -454,8 +462,34 @@ static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 		k = pm_gor_sample(s->gor, s->maps, s->stacks, w.pid, (pid_t)smp->tid, smp->time,
 				  w.in.regs[PM_DW_R14], w.in.sp, w.in.stack, w.in.stack_len, s->pcs, n,
 				  w.status, w.switch_bp, s->ids, k, PM_ARRAY_SIZE(s->ids));
+	if (k < PM_ARRAY_SIZE(s->ids)) { /* the object's size, the label bytes: a root frame */
+		struct pm_stack_frame f;
+
+		f.map_id = PM_SES_SRC_MAP(pm_src_index(&pm_src_alloc));
+		f.is_return = false;
+		f.addr = f.vaddr = size;
+		s->ids[k++] = pm_stacks_frame(s->stacks, &f);
+	}
 	pm_stacks_add_tagged(s->stacks, smp->pid, smp->tid, s->ids, k, values);
 	pm_reg_check_limits(s->reg, s->stacks, w.status);
+}
+
+/* The size frame at the root: the numeric label bytes, as Go's heap profile's. */
+static size_t alloc_stack_labels(struct session *s, const uint32_t *ids, size_t *n,
+				 struct pm_prof_label *out, size_t max)
+{
+	const struct pm_stack_frame *f;
+
+	if (!*n || !max)
+		return 0;
+	f = pm_stacks_frame_at(s->stacks, ids[*n - 1]);
+	if (!f || f->map_id != PM_SES_SRC_MAP(pm_src_index(&pm_src_alloc)))
+		return 0;
+	(*n)--;
+	memset(out, 0, sizeof(*out));
+	out->key = "bytes";
+	out->num = (int64_t)f->addr;
+	return 1;
 }
 
 static void alloc_profile_head(struct session *s, struct pm_profile *p)
@@ -534,6 +568,7 @@ const struct pm_source pm_src_alloc = {
 	.claim = alloc_claim,
 	.nvalues = alloc_nvalues,
 	.sample = alloc_sample,
+	.stack_labels = alloc_stack_labels,
 	.profile_head = alloc_profile_head,
 	.profile_tail = alloc_profile_tail,
 	.profile_stack = alloc_profile_stack,
