@@ -698,6 +698,7 @@ static void inuse_profile_head(struct session *s, struct pm_profile *p)
 			scale(b->v[R_ALLOCS] - b->v[R_FREES], b->v[R_ABYTES] - b->v[R_FBYTES], r,
 			      &v[V_IOBJ], &v[V_ISPACE]);
 			pm_stacks_add_tagged(s->stacks, (uint32_t)ip->pid, 0, b->ids, b->nids, values);
+			s->res->samples++; /* (a record: the summary's samples) */
 		}
 	}
 	if (ours) {

@@ -173,6 +173,7 @@ func main() {
 			fmt.Printf("kept %s %d %d\n", j.name, k, k*j.size)
 		}
 	}
+	sink = nil // the last object made, not kept
 	if *prof != "" || *heap != "" {
 		runtime.GC()
 	}
