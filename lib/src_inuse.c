@@ -595,6 +595,15 @@ static uint64_t cpu_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* Still running: its executable still named (not a zombie, not gone). */
+static bool alive(pid_t pid)
+{
+	char exe[64], buf[8];
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	return readlink(exe, buf, sizeof(buf)) > 0;
+}
+
 /* Every target read once. */
 static void read_all(struct session *s, struct inuse *st, bool final)
 {
@@ -613,8 +622,8 @@ static void read_all(struct session *s, struct inuse *st, bool final)
 		if (read_proc(s, st, p)) {
 			if (final)
 				p->final_ok = true;
-		} else if (!final) {
-			st->failed++;
+		} else if (!final && alive(pid)) {
+			st->failed++; /* (not the reads of a process exiting) */
 		}
 	}
 	ns = cpu_now() - c0;
