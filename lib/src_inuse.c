@@ -310,7 +310,8 @@ static void setup(struct session *s, struct iproc *p)
 			for (size_t i = 0; i < pm_maps_count(s->maps) && !found; i++) {
 				const struct pm_map *m = pm_maps_at(s->maps, (uint32_t)i);
 
-				if (m->pid == p->pid && m->sym && !strcmp(pm_sym_path(m->sym), p->path)) {
+				if (m->pid == p->pid && m->path && !strcmp(m->path, p->path) &&
+				    pm_reg_map_sym(s->reg, m)) {
 					p->bias = m->bias;
 					found = true;
 				}
@@ -689,6 +690,10 @@ static void inuse_profile_head(struct session *s, struct pm_profile *p)
 		struct iproc *ip = &st->procs[i];
 		int64_t r = ip->rate_known ? ip->rate : DEFAULT_RATE;
 
+		if (!ip->state)
+			pm_warn("inuse: process %d: its Go binary or where it is loaded not found: "
+				"no in-use samples of it",
+				(int)ip->pid);
 		if (ip->state == 1 && ip->rate_known && !ip->rate)
 			pm_warn("inuse: %s (process %d) has the Go runtime's heap sampling off "
 				"(runtime.MemProfileRate 0): its heap records hold nothing or only "
