@@ -37,6 +37,7 @@
 #define SNAP_TRIES 3           /* a read of all records, the GC cycle changing */
 #define DEFAULT_RATE 524288
 #define MEM_PROFILE 1 /* bucket.typ of a heap record */
+#define MARKER (1ULL << 62) /* a frame of ours: a marker, not a size */
 
 enum { R_ALLOCS, R_FREES, R_ABYTES, R_FBYTES, R_N };
 /* values per stack: buckets, then the four of Go's heap profile, scaled */
@@ -49,6 +50,7 @@ struct bkt {
 	uint32_t *ids;  /* its frames, leaf first, then the size frame */
 	uint32_t nids;
 	uint64_t v[R_N]; /* as the runtime publishes them, at the last good read */
+	uint64_t pre;    /* allocations it had counted before the probe of --alloc (attached) */
 	bool ok;         /* v from the last read */
 };
 
@@ -72,7 +74,7 @@ struct inuse {
 	struct iproc *procs;
 	size_t nprocs;
 	uint64_t next, interval;
-	uint64_t reads, failed, retried, dropped, restarted, walked;
+	uint64_t reads, failed, retried, dropped, restarted, walked, attributed, unattributed;
 	uint64_t cpu_ns, max_ns;
 	uint8_t *buf, *buf2;
 	size_t bufcap;
@@ -553,6 +555,12 @@ static bool read_proc(struct session *s, struct inuse *st, struct iproc *p)
 				published(p, b, r1, clear, cyc, v1);
 				published(p, b, r2, clear, cyc, v2);
 			}
+			if (!p->reads && s->attach) { /* what it had before the probe: every cycle's */
+				uint64_t all[R_N];
+
+				published(p, b, st->buf + i * rl, true, 0, all);
+				b->pre = all[R_ALLOCS];
+			}
 			b->ok = !memcmp(v1, v2, sizeof(v1)) && plausible(b, v1);
 			if (b->ok)
 				memcpy(b->v, v1, sizeof(v1));
@@ -652,6 +660,59 @@ static uint64_t inuse_timer(struct session *s, uint64_t now)
 
 /* ---- the profile ---- */
 
+/* A marker frame of ours at the root: its goroutine not known. */
+static uint32_t marker_frame(struct session *s)
+{
+	struct pm_stack_frame f;
+
+	f.map_id = PM_SES_SRC_MAP(pm_src_index(&pm_src_inuse));
+	f.is_return = false;
+	f.addr = f.vaddr = MARKER;
+	return pm_stacks_frame(s->stacks, &f);
+}
+
+static uint64_t inuse_location(struct session *s, struct pm_profile *p,
+			       const struct pm_stack_frame *f)
+{
+	struct pm_prof_line line;
+
+	(void)s;
+	if (f->addr != MARKER)
+		return 0; /* a size frame: the label bytes */
+	line.func_id = pm_prof_func(p, "[labels unknown]", "[labels unknown]", "", 0);
+	line.line = 0;
+	return pm_prof_loc(p, 0, 0, &line, 1);
+}
+
+/*
+ * With --alloc: a record's stack with the goroutine part (creators, the tag
+ * frame of its labels) every allocation the probe saw at it had, when it
+ * saw every allocation the record counts (the probe on from the start, or
+ * the record empty when the first read came) and they all had the same
+ * one; else a marker, [labels unknown].  Into @out (room for @cap).
+ */
+static size_t attributed(struct session *s, struct iproc *p, struct bkt *b, uint32_t *out,
+			 size_t cap, struct inuse *st)
+{
+	size_t nt = 0, k = b->nids - 1;
+	uint64_t count = 0;
+	const uint32_t *tail = pm_alloc_seen(s, (uint32_t)p->pid, b->size, b->ids, k, &nt, &count);
+
+	if (b->nids + nt + 1 > cap)
+		return 0;
+	memcpy(out, b->ids, k * sizeof(*out));
+	if (tail && nt && !b->pre && count >= b->v[R_ALLOCS]) {
+		memcpy(out + k, tail, nt * sizeof(*out));
+		k += nt;
+		st->attributed++;
+	} else {
+		out[k++] = marker_frame(s);
+		st->unattributed++;
+	}
+	out[k++] = b->ids[b->nids - 1];
+	return k;
+}
+
 /* runtime/pprof's scaleHeapSample, its arithmetic. */
 static void scale(uint64_t count, uint64_t size, int64_t rate, int64_t *c, int64_t *b)
 {
@@ -711,7 +772,16 @@ static void inuse_profile_head(struct session *s, struct pm_profile *p)
 			scale(b->v[R_ALLOCS], b->v[R_ABYTES], r, &v[V_AOBJ], &v[V_ASPACE]);
 			scale(b->v[R_ALLOCS] - b->v[R_FREES], b->v[R_ABYTES] - b->v[R_FBYTES], r,
 			      &v[V_IOBJ], &v[V_ISPACE]);
-			pm_stacks_add_tagged(s->stacks, (uint32_t)ip->pid, 0, b->ids, b->nids, values);
+			if (ours) {
+				pm_stacks_add_tagged(s->stacks, (uint32_t)ip->pid, 0, b->ids, b->nids,
+						     values);
+			} else {
+				size_t na = attributed(s, ip, b, s->ids, PM_ARRAY_SIZE(s->ids), st);
+
+				if (na)
+					pm_stacks_add_tagged(s->stacks, (uint32_t)ip->pid, 0, s->ids, na,
+							     values);
+			}
 			s->res->samples++; /* (a record: the summary's samples) */
 		}
 	}
@@ -758,11 +828,22 @@ static void inuse_profile_tail(struct session *s, struct pm_profile *p)
 	}
 	c = xasprintf("inuse: %" PRIu64 " reads (%" PRIu64 " failed, %" PRIu64
 		      " started again as a GC cycle ended), %" PRIu64 " records read again, %" PRIu64
-		      " dropped (changed on every read); %.1f ms of CPU, at most %.1f ms a read; "
-		      "the runtime's records keep no goroutine: no labels or creators on inuse_*%s",
+		      " dropped (changed on every read); %.1f ms of CPU, at most %.1f ms a read",
 		      st->reads, st->failed, st->restarted, st->retried, st->dropped,
-		      (double)st->cpu_ns / 1e6, (double)st->max_ns / 1e6,
-		      alloc_types_ours(s) ? "" : "; alloc_* are --alloc's (the recording's), not the records' (since the start)");
+		      (double)st->cpu_ns / 1e6, (double)st->max_ns / 1e6);
+	pm_prof_add_comment(p, c);
+	free(c);
+	if (alloc_types_ours(s))
+		c = xasprintf("inuse: the runtime's records keep no goroutine: no labels or creators "
+			      "on inuse_* (with --alloc: those of the records whose allocations it saw "
+			      "all, under one goroutine part)");
+	else
+		c = xasprintf("inuse: alloc_* are --alloc's (the recording's), not the records' (since "
+			      "the start); labels and creators of inuse_* from what --alloc saw: %" PRIu64
+			      " records under one goroutine part (each of their allocations seen), %" PRIu64
+			      " under [labels unknown] (allocations not seen, or under different labels, "
+			      "creators or goroutines)",
+			      st->attributed, st->unattributed);
 	pm_prof_add_comment(p, c);
 	free(c);
 }
@@ -775,7 +856,7 @@ static size_t inuse_stack_labels(struct session *s, const uint32_t *ids, size_t 
 	if (!inuse_of(s)->on || !*n || !max)
 		return 0;
 	f = pm_stacks_frame_at(s->stacks, ids[*n - 1]);
-	if (!f || f->map_id != PM_SES_SRC_MAP(pm_src_index(&pm_src_inuse)))
+	if (!f || f->map_id != PM_SES_SRC_MAP(pm_src_index(&pm_src_inuse)) || f->addr == MARKER)
 		return 0;
 	(*n)--;
 	memset(out, 0, sizeof(*out));
@@ -833,6 +914,7 @@ const struct pm_source pm_src_inuse = {
 	.begin = inuse_begin,
 	.end = inuse_end,
 	.timer = inuse_timer,
+	.location = inuse_location,
 	.stack_labels = inuse_stack_labels,
 	.profile_head = inuse_profile_head,
 	.profile_tail = inuse_profile_tail,

@@ -19,11 +19,15 @@
 #   - at rate 1, the in-use objects of each function at its object size
 #     (the label bytes) equal to the fixture's kept truth;
 #   - go tool pprof -sample_index=inuse_space reads the profile;
-#   - with --alloc in the same recording (Go 1.26): alloc_* are the
-#     probe's (the recording's), inuse_* still the program's per stack,
-#     and the allocations at 64 KiB (-tagfocus=bytes=65536: the label
-#     bytes on --alloc's samples) are main.big's, as many as the program
-#     counts;
+#   - with --alloc in the same recording (Go 1.26, paced: no sample
+#     lost): alloc_* are the probe's (the recording's), inuse_* still the
+#     program's per stack, and the allocations at 64 KiB
+#     (-tagfocus=bytes=65536: the label bytes on --alloc's samples) are
+#     main.big's, as many as the program counts; in-use objects under a
+#     tenant label only where every allocation of the record was seen
+#     under it: main.page's all under tenant a or all under [labels
+#     unknown] (b never), main.big's so under b, main.small's (one record
+#     for both tenants' allocations) all under [labels unknown];
 #   - a binary with heap sampling off (tests/go/allocoff): one line says
 #     so; --inuse with --raw: refused (usage).
 . "$(dirname "$0")/lib.sh"
@@ -39,6 +43,7 @@ stacks() {
 		awk '/^-----/ { if (k != "") s[k] += v; k = ""; inb = 1; got = 0; next }
 			!inb { next }
 			!got && $1 ~ /^[0-9.]+B?$/ && NF >= 2 { v = $1; sub(/B$/, "", v); got = 1; k = $2; next }
+			got && /^ +\[labels unknown\]$/ { next }
 			got { sub(/^ +/, ""); sub(/ \(inline\)$/, ""); k = k ";" $0 }
 			END { if (k != "") s[k] += v; for (x in s) if (s[x] != 0) print s[x], x }' | sort -k2
 }
@@ -67,7 +72,7 @@ kept() {
 		f=${fs%:*} sz=${fs#*:}
 		v=$(gotool tool pprof -top -sample_index=inuse_objects -tagfocus=bytes=${sz}B "$pb" 2>/dev/null |
 			awk -v f=main.$f '$NF == f { print $1 }')
-		t=$(awk -v f=main.$f '$1 == "kept" && $2 == f { s += $3 } END { print s + 0 }' "$out")
+		t=$(awk -v f=main.$f '$1 == "kept" && $2 == f { s += $4 } END { print s + 0 }' "$out")
 		r="$r main.$f ${v:-0}/$t"
 		[ "${v:-0}" = "$t" ] || bad=1
 	done
@@ -126,30 +131,54 @@ else
 	fail gotool-pprof "default type '$dflt': $(echo "$top" | head -3 | tr '\n' '|')"
 fi
 
-# with --alloc: the probe's alloc_*, the records' inuse_*, the label bytes on --alloc's samples
+# with --alloc: the probe's alloc_*, the records' inuse_*, the label bytes on --alloc's samples;
+# a record's in-use objects under the labels of its allocations only where the probe saw every
+# one of them under the same goroutine part, else under [labels unknown]: never a wrong tenant
+# tenants PB FUNC SIZE: "ALL A B", in-use objects of FUNC at SIZE: all, under tenant a, b
+tenants() {
+	gotool tool pprof -tags -sample_index=inuse_objects -tagfocus=bytes=$3B -focus="^$2\$" "$1" 2>/dev/null |
+		awk '/^ *[a-z_]+: Total/ { key = $1; sub(/:$/, "", key); if (key == "bytes") all = $3; next }
+			key == "tenant" && NF >= 4 { t[$NF] += $1 }
+			END { printf "%d %d %d\n", all, t["a"], t["b"] }'
+}
 need_tracefs
 n=alloc-inuse
-"$PMUPROF" record --alloc --inuse -o "$T/$n.pb.gz" -- "$FIX/go126/alloc-stripped" $ARGS "$T/$n.go.pb.gz" -hold 400ms >"$T/$n.out" 2>"$T/$n.err"
+"$PMUPROF" record --alloc --inuse -o "$T/$n.pb.gz" -- "$FIX/go126/alloc-stripped" -n 300 -pace 1 -keep 7 -heap "$T/$n.go.pb.gz" -hold 400ms >"$T/$n.out" 2>"$T/$n.err"
 if grep -q 'alloc: cannot watch' "$T/$n.err"; then
 	skip "$n" "$(head -1 "$T/$n.err")"
 else
 	same $n "$T/$n.pb.gz" "$T/$n.go.pb.gz" inuse_space inuse_objects
 	for f in "$T/$n.pb.gz" "$T/$n.go.pb.gz"; do
 		gotool tool pprof -top -sample_index=alloc_objects -tagfocus=bytes=65536B "$f" 2>/dev/null |
-			awk '$NF == "main.big" { print $NF, $1 }' 
+			awk '$NF == "main.big" { print $NF, $1 }'
 	done >"$T/$n.big"
 	echo "# $n: alloc_objects at 64 KiB, pmuprof / the program's: $(tr '\n' '/' <"$T/$n.big")"
-	if [ "$(sed -n 1p "$T/$n.big")" = "main.big 1000" ] && [ "$(sed -n 2p "$T/$n.big")" = "main.big 1000" ] &&
+	if [ "$(sed -n 1p "$T/$n.big")" = "main.big 30" ] && [ "$(sed -n 2p "$T/$n.big")" = "main.big 30" ] &&
 		gotool tool pprof -raw "$T/$n.pb.gz" 2>/dev/null | grep -q "alloc_\* are --alloc's"; then
 		pass "$n-bytes-label"
 	else
 		fail "$n-bytes-label" "$(tr '\n' '|' <"$T/$n.big")"
 	fi
+	# main.page: tenant a's alone, main.big: b's alone, main.small: both (one record: unknown)
+	r= bad=
+	for x in page:4096:a big:65536:b small:48:-; do
+		f=main.${x%%:*} y=${x#*:} sz=${y%%:*} ten=${x##*:}
+		set -- $(tenants "$T/$n.pb.gz" $f $sz)
+		k=$(awk -v f=$f '$1 == "kept" && $2 == f { s += $4 } END { print s + 0 }' "$T/$n.out")
+		r="$r $f all/a/b $1/$2/$3 kept $k;"
+		case $ten in
+		a) [ "$1" = "$k" ] && [ "$3" = 0 ] && { [ "$2" = "$k" ] || [ "$2" = 0 ]; } || bad=1 ;;
+		b) [ "$1" = "$k" ] && [ "$2" = 0 ] && { [ "$3" = "$k" ] || [ "$3" = 0 ]; } || bad=1 ;;
+		-) [ "$1" = "$k" ] && [ "$2" = 0 ] && [ "$3" = 0 ] || bad=1 ;;
+		esac
+	done
+	echo "# $n: in-use objects by tenant:$r"
+	if [ -z "$bad" ]; then pass "$n-labels"; else fail "$n-labels" "$r"; fi
 fi
 
 # heap sampling off: one line says it
 n=off
-"$PMUPROF" record --inuse -o "$T/$n.pb.gz" -- "$FIX/go126/allocoff-stripped" -n 2000 >"$T/$n.out" 2>"$T/$n.err"
+"$PMUPROF" record --inuse -o "$T/$n.pb.gz" -- "$FIX/go126/allocoff-stripped" -n 2000 -delay 300ms >"$T/$n.out" 2>"$T/$n.err"
 if [ "$(grep -c 'heap sampling off' "$T/$n.err")" = 1 ] && [ "$(grep -c 'inuse:' "$T/$n.err")" = 1 ]; then
 	pass "$n"
 else

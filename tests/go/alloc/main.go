@@ -21,8 +21,9 @@
 // allocs profile at the end, after a GC (the runtime publishes its records
 // at the end of a cycle); -heap FILE its heap profile so.  -keep K keeps
 // every K-th object of each function alive to the end (the live heap),
-// and -hold D waits D after the profiles are written ("profiles written"
-// on stdout), allocating nothing, with those objects still alive.
+// ("kept FUNC TENANT OBJECTS BYTES"), and -hold D waits D after the
+// profiles are written ("profiles written" on stdout), allocating
+// nothing, with those objects still alive.
 //
 // Truth, printed at the end, one line per function and tenant:
 // "truth FUNC TENANT CREATOR OBJECTS BYTES".
@@ -168,9 +169,9 @@ func main() {
 		fmt.Printf("truth %s b main.siteB %d %d\n", j.name, j.count, j.count*j.size)
 	}
 	if *keep > 0 {
-		for _, j := range append(a, b...) {
+		for i, j := range append(a, b...) {
 			k := (j.count + *keep - 1) / *keep
-			fmt.Printf("kept %s %d %d\n", j.name, k, k*j.size)
+			fmt.Printf("kept %s %s %d %d\n", j.name, map[bool]string{true: "a", false: "b"}[i < len(a)], k, k*j.size)
 		}
 	}
 	sink = nil // the last object made, not kept
