@@ -76,6 +76,7 @@ struct inuse {
 	uint64_t next, interval;
 	uint64_t reads, failed, retried, dropped, restarted, walked, attributed, unattributed;
 	uint64_t cpu_ns, max_ns;
+	uint64_t once_ns; /* of this read: setting up, frames named (not counted in the rate) */
 	uint8_t *buf, *buf2;
 	size_t bufcap;
 };
@@ -83,6 +84,14 @@ struct inuse {
 static struct inuse *inuse_of(const struct session *s)
 {
 	return pm_src_state(s, &pm_src_inuse);
+}
+
+static uint64_t cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static int inuse_configure(struct session *s)
@@ -464,9 +473,11 @@ static bool walk_new(struct inuse *st, struct iproc *p, uint64_t head)
 		nw[nn++] = b;
 		a = h[1];
 	}
-	PM_GROW(p->b, p->cap, p->nb + nn);
-	memcpy(p->b + p->nb, nw, nn * sizeof(*nw));
-	p->nb += nn;
+	if (nn) {
+		PM_GROW(p->b, p->cap, p->nb + nn);
+		memcpy(p->b + p->nb, nw, nn * sizeof(*nw));
+		p->nb += nn;
+	}
 	p->head = head;
 	st->walked += nn;
 	free(nw);
@@ -566,10 +577,15 @@ static bool read_proc(struct session *s, struct inuse *st, struct iproc *p)
 				memcpy(b->v, v1, sizeof(v1));
 			else
 				st->dropped++;
-			if (!b->ids && !make_frames(s, p, b)) {
-				pm_reg_load_maps(s->reg, p->pid, NULL);
-				if (!make_frames(s, p, b))
-					b->ok = false; /* its frames at a later read */
+			if (!b->ids) {
+				uint64_t t0 = cpu_now();
+
+				if (!make_frames(s, p, b)) {
+					pm_reg_load_maps(s->reg, p->pid, NULL);
+					if (!make_frames(s, p, b))
+						b->ok = false; /* its frames at a later read */
+				}
+				st->once_ns += cpu_now() - t0;
 			}
 		}
 		free(addr);
@@ -596,14 +612,6 @@ static struct iproc *proc_of(struct inuse *st, pid_t pid)
 	return &st->procs[st->nprocs++];
 }
 
-static uint64_t cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Still running: its executable still named (not a zombie, not gone). */
 static bool alive(pid_t pid)
 {
@@ -619,12 +627,17 @@ static void read_all(struct session *s, struct inuse *st, bool final)
 	size_t n = s->attach ? pm_att_nprocs(s) : (s->cmd_pid ? 1 : 0);
 	uint64_t c0 = cpu_now(), ns;
 
+	st->once_ns = 0;
 	for (size_t i = 0; i < n; i++) {
 		pid_t pid = s->attach ? pm_att_pid(s, i) : s->cmd_pid;
 		struct iproc *p = proc_of(st, pid);
 
-		if (!p->state)
+		if (!p->state) {
+			uint64_t t0 = cpu_now();
+
 			setup(s, p);
+			st->once_ns += cpu_now() - t0;
+		}
 		if (p->state != 1)
 			continue;
 		st->reads++;
@@ -639,8 +652,8 @@ static void read_all(struct session *s, struct inuse *st, bool final)
 	st->cpu_ns += ns;
 	if (ns > st->max_ns)
 		st->max_ns = ns;
-	/* at most BUDGET of a core: a read that cost more spaces the next ones */
-	st->interval = (uint64_t)((double)ns / BUDGET);
+	/* at most BUDGET of a core: a read that cost more spaces the next ones (not what is done once) */
+	st->interval = (uint64_t)((double)(ns > st->once_ns ? ns - st->once_ns : 0) / BUDGET);
 	if (st->interval < INTERVAL)
 		st->interval = INTERVAL;
 }

@@ -100,10 +100,10 @@ for b in go126 go go127; do
 	"$PMUPROF" record --inuse -p $p -o "$T/$n.pb.gz" 2>"$T/$n.err" &
 	r=$!
 	i=0
-	while ! grep -q 'attached to PID' "$T/$n.err" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	while ! grep -qs 'attached to PID' "$T/$n.err" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	kill -USR1 $p
 	i=0
-	while ! grep -q 'profiles written' "$T/$n.out" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	while ! grep -qs 'profiles written' "$T/$n.out" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 	kill -INT $r
 	wait $r
 	kill $p 2>/dev/null
