@@ -35,7 +35,14 @@
  * --alloc, alloc_objects/count and alloc_space/bytes since the program
  * started -- scaled as runtime/pprof scales them (scaleHeapSample, at the
  * program's runtime.MemProfileRate when read).  The runtime's records keep
- * no goroutine: the samples carry no pprof labels and no creators.
+ * no goroutine: alone, the samples carry no pprof labels and no creators.
+ * With --alloc, a record's sample gets the goroutine part (creator frames,
+ * the tag frame of its labels) of the allocations the probe saw at its
+ * stack and size (pm_alloc_seen()) where the probe saw every allocation
+ * the record counts (launched: the probe on from the exec; attached: the
+ * record empty at the first read) and all had the same one; else a
+ * marker frame at its root, [labels unknown] (with --alloc, records with
+ * nothing in use make no sample).
  */
 #ifndef PM_SRC_INUSE_H
 #define PM_SRC_INUSE_H
