@@ -31,6 +31,7 @@
 #define HDR 48                 /* bytes of a bucket before its stack */
 #define MAX_BUCKETS (1u << 20) /* buckets of one process at most */
 #define MAX_NSTK 4096          /* PCs of one bucket at most (the runtime's: 1024 + 2) */
+#define MAX_PCS (1u << 24)     /* PCs of one process's buckets at most, all together */
 #define MAX_SIZE (1ULL << 40)  /* bytes: a larger object is a bad read */
 #define BATCH 1024             /* iovecs per process_vm_readv (IOV_MAX) */
 #define TRIES 4                /* a record's reads until two agree */
@@ -62,6 +63,7 @@ struct iproc {
 	uint64_t mbuckets, cycle_at, rate_at; /* runtime addresses; 0 unknown */
 	uint32_t rcs;                         /* bytes of a memRecordCycle: 32 or 16 */
 	uint64_t head;                        /* the list's head when last walked */
+	uint64_t npcs;                        /* the PCs of its buckets, all together */
 	struct bkt *b;
 	size_t nb, cap;
 	int64_t rate;
@@ -412,8 +414,12 @@ static bool make_frames(struct session *s, struct iproc *p, struct bkt *b)
 	}
 	if (skip == n)
 		skip = 0;
-	ids = xmalloc((n + 1) * sizeof(*ids));
+	ids = xmalloc((n + 2) * sizeof(*ids));
 	for (size_t i = skip; i < n; i++) {
+		if (k >= PM_REG_MAX_FRAMES) { /* deeper than any walk (a bad read): cut */
+			ids[k++] = s->cut_frame;
+			break;
+		}
 		const struct pm_map *m;
 		const struct pm_sym *sym = sym_at(s, p->pid, b->stk[i], &m);
 		struct pm_stack_frame f;
@@ -447,7 +453,7 @@ static bool walk_new(struct inuse *st, struct iproc *p, uint64_t head)
 {
 	struct bkt *nw = NULL;
 	size_t nn = 0, cap = 0;
-	uint64_t a = head;
+	uint64_t a = head, npcs = p->npcs;
 
 	while (a && a != p->head) {
 		uint64_t h[6];
@@ -456,7 +462,8 @@ static bool walk_new(struct inuse *st, struct iproc *p, uint64_t head)
 		if (p->nb + nn >= MAX_BUCKETS || (a & 7) || !readv1(p->pid, a, h, sizeof(h)))
 			goto bad;
 		/* {next, allnext, typ, hash, size, nstk} */
-		if (h[2] != MEM_PROFILE || h[5] > MAX_NSTK || h[4] > MAX_SIZE)
+		if (h[2] != MEM_PROFILE || h[5] > MAX_NSTK || h[4] > MAX_SIZE ||
+		    (npcs += h[5]) > MAX_PCS)
 			goto bad;
 		memset(&b, 0, sizeof(b));
 		b.addr = a;
@@ -478,6 +485,7 @@ static bool walk_new(struct inuse *st, struct iproc *p, uint64_t head)
 		memcpy(p->b + p->nb, nw, nn * sizeof(*nw));
 		p->nb += nn;
 	}
+	p->npcs = npcs;
 	p->head = head;
 	st->walked += nn;
 	free(nw);
@@ -711,8 +719,10 @@ static size_t attributed(struct session *s, struct iproc *p, struct bkt *b, uint
 	uint64_t count = 0;
 	const uint32_t *tail = pm_alloc_seen(s, (uint32_t)p->pid, b->size, b->ids, k, &nt, &count);
 
-	if (b->nids + nt + 1 > cap)
+	if (b->nids + nt + 1 > cap) { /* too deep: the record's frames alone (0) */
+		st->unattributed++;
 		return 0;
+	}
 	memcpy(out, b->ids, k * sizeof(*out));
 	if (tail && nt && !b->pre && count >= b->v[R_ALLOCS]) {
 		memcpy(out + k, tail, nt * sizeof(*out));
@@ -791,9 +801,8 @@ static void inuse_profile_head(struct session *s, struct pm_profile *p)
 			} else {
 				size_t na = attributed(s, ip, b, s->ids, PM_ARRAY_SIZE(s->ids), st);
 
-				if (na)
-					pm_stacks_add_tagged(s->stacks, (uint32_t)ip->pid, 0, s->ids, na,
-							     values);
+				pm_stacks_add_tagged(s->stacks, (uint32_t)ip->pid, 0, na ? s->ids : b->ids,
+						     na ? na : b->nids, values);
 			}
 			s->res->samples++; /* (a record: the summary's samples) */
 		}
