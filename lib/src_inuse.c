@@ -795,8 +795,9 @@ static void inuse_profile_head(struct session *s, struct pm_profile *p)
 			scale(b->v[R_ALLOCS], b->v[R_ABYTES], r, &v[V_AOBJ], &v[V_ASPACE]);
 			scale(b->v[R_ALLOCS] - b->v[R_FREES], b->v[R_ABYTES] - b->v[R_FBYTES], r,
 			      &v[V_IOBJ], &v[V_ISPACE]);
-			if (ours) {
-				pm_stacks_add_tagged(s->stacks, (uint32_t)ip->pid, 0, b->ids, b->nids,
+			if (ours) { /* no label bytes on a record with no allocation, as runtime/pprof */
+				pm_stacks_add_tagged(s->stacks, (uint32_t)ip->pid, 0, b->ids,
+						     b->v[R_ALLOCS] || b->nids < 2 ? b->nids : b->nids - 1,
 						     values);
 			} else {
 				size_t na = attributed(s, ip, b, s->ids, PM_ARRAY_SIZE(s->ids), st);
