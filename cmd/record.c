@@ -23,7 +23,7 @@ enum { OPT_NO_CALLCHAIN = 360 }; /* performance */
 
 enum { OPT_ALL_FRAMES = 370 }; /* the frames Go's tracebacks hide */
 
-enum { OPT_ALLOC = 380, OPT_MEMPROFILERATE }; /* allocations */
+enum { OPT_ALLOC = 380, OPT_MEMPROFILERATE, OPT_INUSE }; /* allocations, the live heap */
 enum { OPT_LOCKS = 390 };                     /* lock contention */
 
 #define DEFAULT_CREATORS 8 /* --creators without =N */
@@ -54,6 +54,8 @@ static const struct pm_opt record_opts[] = {
 	  "sample the allocations Go's runtime samples for its heap profile (no CPU events without -e)" },
 	{ OPT_MEMPROFILERATE, "memprofilerate", "BYTES",
 	  "with -p: set the targets' runtime.MemProfileRate while recording (--alloc; restored at the end)" },
+	{ OPT_INUSE, "inuse", NULL,
+	  "also the live heap: the Go runtime's heap records read at the end (no probes; no CPU events without -e)" },
 	{ OPT_LOCKS, "locks", NULL,
 	  "sample contended sync.Mutex/RWMutex locks: the waiter's stack, the time waited (no CPU events without -e)" },
 	{ OPT_NO_DROP_PRIVILEGES, "no-drop-privileges", NULL,
@@ -212,6 +214,9 @@ static int record_opt(int key, const char *arg, void *ctx)
 		break;
 	case OPT_ALLOC:
 		r->cfg.alloc = true;
+		break;
+	case OPT_INUSE:
+		r->cfg.inuse = true;
 		break;
 	case OPT_LOCKS:
 		r->cfg.locks = true;

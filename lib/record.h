@@ -92,6 +92,12 @@ struct pm_record_cfg {
 	 */
 	bool alloc;
 	/*
+	 * --inuse: the live heap, the Go runtime's own heap profile records
+	 * read from the targets' memory (src_inuse.h); without @event, no CPU
+	 * events
+	 */
+	bool inuse;
+	/*
 	 * --locks: contended sync.Mutex locks, the waiter's stack and time
 	 * waited (src_locks.h); without @event, no CPU events
 	 */

@@ -8,6 +8,7 @@
 #include "src_cpu.h"
 #include "src_creation.h"
 #include "src_alloc.h"
+#include "src_inuse.h"
 #include "src_wall.h"
 #include "src_locks.h"
 
@@ -16,6 +17,7 @@ const struct pm_source *const pm_sources[] = {
 	&pm_src_cpu,
 	&pm_src_creation,
 	&pm_src_alloc,
+	&pm_src_inuse,
 	&pm_src_wall,
 	&pm_src_locks,
 };

@@ -4,7 +4,9 @@
  * events of -e) and the probe on goroutine creation of --creators
  * (src_creation.c: its samples feed the goroutine inspector
  * and make no sample of the profile), the allocations the Go runtime
- * samples of --alloc (src_alloc.c), the goroutine wall-clock snapshots of
+ * samples of --alloc (src_alloc.c), the live heap of --inuse (src_inuse.c:
+ * no events, the runtime's records read by a timer and at the end), the
+ * goroutine wall-clock snapshots of
  * --wall (src_wall.c: no events, a timer) and the contended locks of
  * --locks (src_locks.c).
  *
@@ -107,7 +109,10 @@ struct pm_source {
 	 */
 	size_t (*stack_labels)(struct session *s, const uint32_t *ids, size_t *n,
 			       struct pm_prof_label *out, size_t max);
-	/* The profile, first: its sample types, period, descriptions. */
+	/*
+	 * The profile, first: its sample types, period, descriptions; it may
+	 * still add stacks (and frames) to s->stacks (--inuse's last read).
+	 */
 	void (*profile_head)(struct session *s, struct pm_profile *p);
 	/* The profile's comments after the session's own (lost, cut, attached). */
 	void (*profile_tail)(struct session *s, struct pm_profile *p);
