@@ -185,5 +185,4 @@ else
 	fail "$n" "$(head -3 "$T/$n.err" | tr '\n' '|')"
 fi
 expect_fail inuse-raw 2 'inuse cannot be combined with --raw' "$PMUPROF" record --inuse --raw "$T/x.data" -o "$T/x.pb.gz" -- "$FIX/go126/allocoff-stripped" -n 1
-[ -n "${mounted:-}" ] && umount "$mounted"
 exit 0
