@@ -34,6 +34,7 @@ struct perf_event_attr;
 struct pm_profile;
 struct pm_prof_label;
 struct pm_rec_sample;
+struct pm_rec;
 struct pm_evt_spec;
 struct pm_stack_frame;
 
@@ -86,6 +87,12 @@ struct pm_source {
 	size_t (*nvalues)(const struct session *s);
 	/* A sample of its event @e, accepted (one per thread's event set). */
 	void (*sample)(struct session *s, size_t e, const struct pm_rec_sample *smp);
+	/*
+	 * A record of its event @e other than a sample, that the session does
+	 * not consume itself (PERF_RECORD_SWITCH of attr.context_switch),
+	 * accepted as its samples are.
+	 */
+	void (*record)(struct session *s, size_t e, const struct pm_rec *r);
 	/*
 	 * Live: work of its own at a rate of its own (snapshots of the
 	 * target), not driven by events.  The loop calls it after each drain

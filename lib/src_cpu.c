@@ -20,8 +20,8 @@ static int cpu_configure(struct session *s)
 	char err[256];
 	long maxrate;
 
-	if ((cfg->alloc || cfg->locks) && !cfg->event)
-		return 0; /* --alloc/--locks alone: no CPU events */
+	if ((cfg->alloc || cfg->locks || cfg->off_cpu) && !cfg->event)
+		return 0; /* --alloc/--locks/--off-cpu alone: no CPU events */
 	if (pm_evt_parse_list(cfg->event ? cfg->event : "cycles", s->spec, PM_EVT_MAX, &s->nev,
 			      err, sizeof(err)) < 0) {
 		pm_ses_err(s->res, PM_REC_USAGE, "%s", err);
