@@ -1104,6 +1104,7 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 	g->sample_time = time;
 	g->last_rc = 1;
 	g->last_sys = false;
+	g->copy_used = false;
 	if (time > g->max_time)
 		g->max_time = time;
 	n = gor_sample(g, maps, st, pid, tid, r14, sp, stack, stack_len, pcs, npcs, ids, n, cap);
@@ -1117,6 +1118,11 @@ int pm_gor_last(const struct pm_gor *g, bool *sys)
 	if (sys)
 		*sys = g && g->last_sys;
 	return g ? g->last_rc : 1;
+}
+
+bool pm_gor_used_copy(const struct pm_gor *g)
+{
+	return g && g->copy_used;
 }
 
 uint64_t pm_gor_location(struct pm_gor *g, struct pm_profile *p, const struct pm_stack_frame *f,

@@ -662,6 +662,7 @@ static bool same_stack(struct pm_gor *g, pid_t pid, const uint8_t *gb, uint64_t 
 	uint8_t cur[256];
 	uint64_t hi = pm_le64(gb + 8), from;
 
+	g->copy_used = true; /* what the copy holds to its root decides: a capture keeps it */
 	if (!stack || hi <= sp || hi - sp > stack_len)
 		return false; /* the copy does not reach the root frames: cannot tell */
 	from = hi - sp > sizeof(cur) ? hi - sizeof(cur) : sp;
