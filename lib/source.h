@@ -5,8 +5,9 @@
  * (src_creation.c: its samples feed the goroutine inspector
  * and make no sample of the profile), the allocations the Go runtime
  * samples of --alloc (src_alloc.c), the goroutine wall-clock snapshots of
- * --wall (src_wall.c: no events, a timer) and the contended locks of
- * --locks (src_locks.c).
+ * --wall (src_wall.c: no events, a timer), the contended locks of
+ * --locks (src_locks.c) and the off-CPU time of --off-cpu (src_offcpu.c:
+ * its switch records through record()).
  *
  * A source says what it opens (its events, appended to s->spec: the
  * loop opens every event on every thread and CPU, and drains them all),

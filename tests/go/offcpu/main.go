@@ -11,6 +11,11 @@
 // WaitGroup): their threads go idle, blocked in the kernel without a
 // goroutine.
 //
+// With -pingpong N instead, two goroutines, each on a thread of its own,
+// send one byte back and forth N times over two blocking pipes: every
+// round trip blocks each thread once (a program that switches a lot);
+// it prints "pingpong N ROUNDTRIPS NS" (the time they took).
+//
 // -delay waits before the work (for a profiler to attach).  Each of the
 // two prints its thread and goroutine ids ("tid main.pipeReader N",
 // "goid main.pipeReader N"); main.pipeReader runs with the pprof label
@@ -47,6 +52,7 @@ var (
 	dir   = flag.String("dir", os.TempDir(), "where the fsync'd file goes")
 	delay = flag.Duration("delay", 0, "wait before the work")
 	spin  = flag.Bool("spin", false, "also burn CPU in main.spinner")
+	pp    = flag.Int("pingpong", 0, "instead: N round trips between two threads over two pipes")
 
 	stop int32
 )
@@ -158,10 +164,44 @@ func spinner() {
 	}
 }
 
+// pingpong: N round trips over the pipes a (there) and b (back)
+func pingpong(rounds int) {
+	var a, b [2]int
+	if err := syscall.Pipe(a[:]); err != nil {
+		panic(err)
+	}
+	if err := syscall.Pipe(b[:]); err != nil {
+		panic(err)
+	}
+	done := make(chan bool)
+	go func() {
+		runtime.LockOSThread()
+		buf := []byte{0}
+		for i := 0; i < rounds; i++ {
+			syscall.Read(a[0], buf)
+			syscall.Write(b[1], buf)
+		}
+		done <- true
+	}()
+	runtime.LockOSThread()
+	buf := []byte{0}
+	t := time.Now()
+	for i := 0; i < rounds; i++ {
+		syscall.Write(a[1], buf)
+		syscall.Read(b[0], buf)
+	}
+	<-done
+	fmt.Printf("pingpong %d %d\n", rounds, int64(time.Since(t)))
+}
+
 func main() {
 	flag.Parse()
 	fmt.Printf("ready %d\n", os.Getpid())
 	time.Sleep(*delay)
+	if *pp > 0 {
+		pingpong(*pp)
+		return
+	}
 	var p [2]int
 	if err := syscall.Pipe(p[:]); err != nil {
 		fmt.Fprintln(os.Stderr, "pipe:", err)
