@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attach.h"
 #include "capture.h"
@@ -75,6 +76,24 @@ static int offcpu_configure(struct session *s)
 	return 0;
 }
 
+/* May pmuprof count the kernel's time (a counter on itself)?  Else the switches cannot be sampled. */
+static bool kernel_allowed(void)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a.disabled = 1;
+	a.exclude_hv = 1;
+	fd = pm_evt_open(&a, 0, -1, -1);
+	if (fd >= 0)
+		close(fd);
+	return fd != -EACCES && fd != -EPERM; /* anything else: the open on the target says */
+}
+
 /* One event: context-switches at every switch, in kernel mode (where the switch is). */
 static int offcpu_add_events(struct session *s)
 {
@@ -83,6 +102,17 @@ static int offcpu_add_events(struct session *s)
 
 	if (!s->cfg->off_cpu)
 		return 0;
+	if (!kernel_allowed()) {
+		long level = -1;
+
+		pm_read_long("/proc/sys/kernel/perf_event_paranoid", &level);
+		pm_ses_err(s->res, PM_REC_ERR,
+			   "--off-cpu needs samples in the kernel, which it refuses "
+			   "(kernel.perf_event_paranoid=%ld): run as root, grant CAP_PERFMON, or "
+			   "sysctl kernel.perf_event_paranoid=1",
+			   level);
+		return -1;
+	}
 	memset(&sp, 0, sizeof(sp));
 	if (pm_evt_parse(EVENT, &sp, err, sizeof(err)) < 0) {
 		pm_ses_err(s->res, PM_REC_ERR, "--off-cpu: %s", err);

@@ -21,18 +21,20 @@
 // "goid main.pipeReader N"); main.pipeReader runs with the pprof label
 // role=reader.
 //
-// Truth, printed at the end: "truth main.pipeReader CALLS NS CPU_NS" and
-// "truth main.syncer CALLS NS CPU_NS", the time spent in the read and in
-// the fsync calls, measured around each call, and the CPU time its thread
-// used meanwhile (CLOCK_THREAD_CPUTIME_ID: each goroutine is locked to its
-// thread), so that the time off CPU is NS - CPU_NS.
+// Truth, printed at the end: "truth main.pipeReader CALLS NS CPU_NS RUNQ_NS"
+// and "truth main.syncer CALLS NS CPU_NS RUNQ_NS", the time spent in the
+// read and in the fsync calls, measured around each call, the CPU time its
+// thread used meanwhile (CLOCK_THREAD_CPUTIME_ID: each goroutine is locked
+// to its thread) and the time it waited on a run queue (schedstat: woken
+// and waiting for a CPU, or preempted).  The time off CPU is NS - CPU_NS;
+// the time blocked, not waiting for a CPU, at least NS - CPU_NS - RUNQ_NS.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
-	"context"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -69,8 +71,20 @@ func goid() int64 {
 	return id
 }
 
-// one call's wall and thread CPU time, added to *ns and *cpu
-type meter struct{ ns, cpu int64 }
+// one call's wall time, its thread's CPU time and time waiting for a CPU, added up
+type meter struct{ ns, cpu, runq int64 }
+
+// the time the thread has waited for a CPU on a run queue (/proc/thread-self/schedstat:
+// woken and not yet running, or preempted)
+func threadRunq() int64 {
+	b, err := os.ReadFile("/proc/thread-self/schedstat")
+	f := strings.Fields(string(b))
+	if err != nil || len(f) < 2 {
+		return 0
+	}
+	v, _ := strconv.ParseInt(f[1], 10, 64)
+	return v
+}
 
 // the thread's CPU time, to the nanosecond (getrusage misses the running slice)
 func threadCPU() int64 {
@@ -82,11 +96,15 @@ func threadCPU() int64 {
 	return ts.Nano()
 }
 
-func (m *meter) start() (time.Time, int64) { return time.Now(), threadCPU() }
+func (m *meter) start() (time.Time, int64, int64) {
+	q := threadRunq()
+	return time.Now(), threadCPU(), q
+}
 
-func (m *meter) stop(t time.Time, c int64) {
-	m.cpu += threadCPU() - c
+func (m *meter) stop(t time.Time, c, q int64) {
 	m.ns += int64(time.Since(t))
+	m.cpu += threadCPU() - c
+	m.runq += threadRunq() - q
 }
 
 //go:noinline
@@ -98,12 +116,12 @@ func pipeReader(fd int, wg *sync.WaitGroup, m *meter) {
 	fmt.Printf("goid main.pipeReader %d\n", goid())
 	buf := make([]byte, 1)
 	for i := 0; i < *n; i++ {
-		t, c := m.start()
+		t, c, q := m.start()
 		if _, err := syscall.Read(fd, buf); err != nil {
 			fmt.Fprintln(os.Stderr, "read:", err)
 			os.Exit(1)
 		}
-		m.stop(t, c)
+		m.stop(t, c, q)
 	}
 }
 
@@ -141,12 +159,12 @@ func syncer(path string, wg *sync.WaitGroup, m *meter) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		t, c := m.start()
+		t, c, q := m.start()
 		if err := syscall.Fsync(int(f.Fd())); err != nil {
 			fmt.Fprintln(os.Stderr, "fsync:", err)
 			os.Exit(1)
 		}
-		m.stop(t, c)
+		m.stop(t, c, q)
 		time.Sleep(*sleep / 2)
 	}
 }
@@ -218,6 +236,6 @@ func main() {
 	go syncer(filepath.Join(*dir, fmt.Sprintf("offcpu-%d.dat", os.Getpid())), &wg, &sy)
 	wg.Wait()
 	atomic.StoreInt32(&stop, 1)
-	fmt.Printf("truth main.pipeReader %d %d %d\n", *n, rd.ns, rd.cpu)
-	fmt.Printf("truth main.syncer %d %d %d\n", *n, sy.ns, sy.cpu)
+	fmt.Printf("truth main.pipeReader %d %d %d %d\n", *n, rd.ns, rd.cpu, rd.runq)
+	fmt.Printf("truth main.syncer %d %d %d %d\n", *n, sy.ns, sy.cpu, sy.runq)
 }
