@@ -748,8 +748,11 @@ int pm_gor_inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint6
 	if (!m && on_stack) {
 		uint32_t st = (uint32_t)pm_le32(gb + l->g_status) & ~0x1000u;
 
+		/* _Gidle: no goroutine's (a g0 whose m could not be read): nothing validates */
+		if (st == 0)
+			return -EINVAL;
 		/* with the creation log, who ran on R14 then is known: no check needed */
-		if (st == 0 || (!g->probes && !same_stack(g, pid, gb, sp, stack, stack_len))) {
+		if (!g->probes && !same_stack(g, pid, gb, sp, stack, stack_len)) {
 			g->st_stale++;
 			return -ESTALE;
 		}
