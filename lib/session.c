@@ -124,7 +124,7 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 	pm_sources[s->src[ev]]->sample(s, ev, smp);
 }
 
-/* A record a source consumes (a thread's switch): to the source of its event. */
+/* A record a source consumes (a thread's switch, or exit): to the source of its event. */
 static void on_other(struct session *s, const struct pm_rec *r)
 {
 	size_t ev;
@@ -177,6 +177,7 @@ static void on_record(struct session *s, const struct pm_rec *r)
 		break;
 	case PERF_RECORD_EXIT:
 		pm_att_thread_gone(s, r->sid.id, r->sid.tid);
+		on_other(s, r);
 		break;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:

@@ -90,8 +90,8 @@ struct pm_source {
 	void (*sample)(struct session *s, size_t e, const struct pm_rec_sample *smp);
 	/*
 	 * A record of its event @e other than a sample, that the session does
-	 * not consume itself (PERF_RECORD_SWITCH of attr.context_switch),
-	 * accepted as its samples are.
+	 * not consume itself (PERF_RECORD_SWITCH of attr.context_switch) or
+	 * not alone (PERF_RECORD_EXIT), accepted as its samples are.
 	 */
 	void (*record)(struct session *s, size_t e, const struct pm_rec *r);
 	/*

@@ -55,7 +55,7 @@ struct offcpu {
 	struct thr *thr;
 	size_t nthr, capthr;
 	uint64_t count[CL_N], ns[CL_N];
-	uint64_t unpaired_in, lost, still, bad, nogor;
+	uint64_t unpaired_in, lost, still, bad, nogor, gone;
 };
 
 static struct offcpu *state(struct session *s)
@@ -301,9 +301,14 @@ static void offcpu_record(struct session *s, size_t ev, const struct pm_rec *r)
 	unsigned c;
 
 	(void)ev;
+	t = thread(st, (pid_t)r->sid.pid, (pid_t)r->sid.tid, false);
+	if (r->type == PERF_RECORD_EXIT && t && t->out) { /* its thread id may come back: forget it */
+		t->out = false;
+		st->gone++;
+		return;
+	}
 	if (r->type != PERF_RECORD_SWITCH)
 		return;
-	t = thread(st, (pid_t)r->sid.pid, (pid_t)r->sid.tid, false);
 	if (r->misc & PERF_RECORD_MISC_SWITCH_OUT) {
 		if (t && t->out && (r->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT))
 			t->cls = CL_RUNNABLE;
@@ -366,14 +371,16 @@ static void offcpu_profile_tail(struct session *s, struct pm_profile *p)
 		      "out: %" PRIu64 " preempted (runnable, %.3f s), %" PRIu64
 		      " idle runtime threads (no goroutine, %.3f s), %" PRIu64
 		      " whose goroutine is not known (read after the thread ran again, or not "
-		      "valid: %.3f s); not counted: %" PRIu64 " still off CPU at the end, %" PRIu64
+		      "valid: %.3f s); not counted: %" PRIu64 " still off CPU at the end or their "
+		      "exit, %" PRIu64
 		      " switch-ins without their switch-out (off CPU before the start, new "
 		      "threads), %" PRIu64 " lost, %" PRIu64 " unreadable",
 		      st->count[CL_STACK], (double)st->ns[CL_STACK] / 1e9, st->nogor,
 		      st->count[CL_RUNNABLE],
 		      (double)st->ns[CL_RUNNABLE] / 1e9, st->count[CL_IDLE],
 		      (double)st->ns[CL_IDLE] / 1e9, st->count[CL_UNKNOWN],
-		      (double)st->ns[CL_UNKNOWN] / 1e9, st->still, st->unpaired_in, st->lost, st->bad);
+		      (double)st->ns[CL_UNKNOWN] / 1e9, st->still + st->gone, st->unpaired_in, st->lost,
+		      st->bad);
 	pm_prof_add_comment(p, c);
 	free(c);
 }

@@ -16,7 +16,8 @@
  * runtime threads (m.curg is 0: an M parked in notesleep, sysmon, the
  * scheduler looking for work), a thread on the system stack whose
  * goroutine was read only after it ran again (which goroutine it served
- * is not known then), a switch-out without its switch-in at the end, and
+ * is not known then), a switch-out without its switch-in at the end (or
+ * the thread's exit), and
  * a switch-in whose switch-out was not seen (before the recording, lost).
  */
 #ifndef PM_SRC_OFFCPU_H
