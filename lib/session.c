@@ -127,12 +127,11 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 /* A record a source consumes (a thread's switch, or exit): to the source of its event. */
 static void on_other(struct session *s, const struct pm_rec *r)
 {
-	size_t ev;
+	size_t ev = event_of(s, r->sid.id);
 
-	if (!s->layout.sample_id_all || !pm_att_accept(s, r->sid.id, r->sid.tid))
-		return;
-	ev = event_of(s, r->sid.id);
-	if (pm_sources[s->src[ev]]->record)
+	/* (accepting picks the thread's event set: only for a record that is used) */
+	if (s->layout.sample_id_all && pm_sources[s->src[ev]]->record &&
+	    pm_att_accept(s, r->sid.id, r->sid.tid))
 		pm_sources[s->src[ev]]->record(s, ev, r);
 }
 
