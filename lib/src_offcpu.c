@@ -312,6 +312,12 @@ static void offcpu_record(struct session *s, size_t ev, const struct pm_rec *r)
 	if (r->misc & PERF_RECORD_MISC_SWITCH_OUT) {
 		if (t && t->out && (r->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT))
 			t->cls = CL_RUNNABLE;
+		/*
+		 * the record follows the sample: its time is the switch's, the
+		 * sample's work (the stack copy, the callchain) was on CPU
+		 */
+		if (t && t->out && r->sid.time >= t->time)
+			t->time = r->sid.time;
 		return;
 	}
 	if (!t || !t->out) {

@@ -96,15 +96,17 @@ func threadCPU() int64 {
 	return ts.Nano()
 }
 
+// the windows nest: the wall time's holds the CPU time's, which holds the run queue's
 func (m *meter) start() (time.Time, int64, int64) {
-	q := threadRunq()
-	return time.Now(), threadCPU(), q
+	t := time.Now()
+	c := threadCPU()
+	return t, c, threadRunq()
 }
 
 func (m *meter) stop(t time.Time, c, q int64) {
-	m.ns += int64(time.Since(t))
-	m.cpu += threadCPU() - c
 	m.runq += threadRunq() - q
+	m.cpu += threadCPU() - c
+	m.ns += int64(time.Since(t))
 }
 
 //go:noinline
