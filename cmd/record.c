@@ -25,6 +25,7 @@ enum { OPT_ALL_FRAMES = 370 }; /* the frames Go's tracebacks hide */
 
 enum { OPT_ALLOC = 380, OPT_MEMPROFILERATE, OPT_INUSE }; /* allocations, the live heap */
 enum { OPT_LOCKS = 390 };                     /* lock contention */
+enum { OPT_OFF_CPU = 395 };                   /* off-CPU time */
 
 #define DEFAULT_CREATORS 8 /* --creators without =N */
 #define DEFAULT_WALL_HZ 20 /* --wall without =HZ */
@@ -58,6 +59,8 @@ static const struct pm_opt record_opts[] = {
 	  "also the live heap: the Go runtime's heap records read at the end (no probes; no CPU events without -e)" },
 	{ OPT_LOCKS, "locks", NULL,
 	  "sample contended sync.Mutex/RWMutex locks: the waiter's stack, the time waited (no CPU events without -e)" },
+	{ OPT_OFF_CPU, "off-cpu", NULL,
+	  "sample threads blocked in the kernel: kernel and Go stacks, the goroutine, the time off CPU (no CPU events without -e)" },
 	{ OPT_NO_DROP_PRIVILEGES, "no-drop-privileges", NULL,
 	  "under sudo, keep root for CMD and the files (default: SUDO_UID/SUDO_GID's)" },
 	{ 'q', "quiet", NULL, "no summary line" },
@@ -220,6 +223,9 @@ static int record_opt(int key, const char *arg, void *ctx)
 		break;
 	case OPT_LOCKS:
 		r->cfg.locks = true;
+		break;
+	case OPT_OFF_CPU:
+		r->cfg.off_cpu = true;
 		break;
 	case OPT_MEMPROFILERATE:
 		if (pm_opt_u64(arg, &v) < 0 || v == 0 || v > 0x7fffffffULL) {

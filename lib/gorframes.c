@@ -1056,9 +1056,12 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 			g->labels_ptr = l->g_labels ? pm_le64(gb + l->g_labels) : 0;
 		}
 		g->st_inspect++;
+		g->last_rc = 0;
 		return probed_sample(g, st, p, pid, &gi, ids, n, cap);
 	}
 	rc = pm_gor_inspect_g(g, pid, tid, r14, sp, stack, stack_len, &gi);
+	g->last_rc = rc;
+	g->last_sys = rc == 0 && gi.on_system_stack;
 	switch (rc) {
 	case 0:
 		g->st_ok++;
@@ -1105,12 +1108,27 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 	g->unw_status = unw_status;
 	g->switch_bp = switch_bp;
 	g->sample_time = time;
+	g->last_rc = 1;
+	g->last_sys = false;
+	g->copy_used = false;
 	if (time > g->max_time)
 		g->max_time = time;
 	n = gor_sample(g, maps, st, pid, tid, r14, sp, stack, stack_len, pcs, npcs, ids, n, cap);
 	if (g->stats)
 		g->st_ns += pm_now_ns() - t0;
 	return n;
+}
+
+int pm_gor_last(const struct pm_gor *g, bool *sys)
+{
+	if (sys)
+		*sys = g && g->last_sys;
+	return g ? g->last_rc : 1;
+}
+
+bool pm_gor_used_copy(const struct pm_gor *g)
+{
+	return g && g->copy_used;
 }
 
 uint64_t pm_gor_location(struct pm_gor *g, struct pm_profile *p, const struct pm_stack_frame *f,

@@ -169,6 +169,9 @@ struct pm_gor {
 	/* the creation log (probes on when the first creation was fed) */
 	bool probes;
 	unsigned unw_status; /* the walk of the sample being inspected (PM_UNW_*) */
+	int last_rc;         /* pm_gor_last(): what the last pm_gor_sample() found ... */
+	bool last_sys;       /* ... and whether that sample ran on the system stack */
+	bool copy_used;      /* ... and whether it compared the stack copy to its root */
 	uint64_t switch_bp;  /* ... and its BP where it switched off g0 */
 	uint64_t sample_time; /* ... and its time (the events' clock) */
 	uint64_t max_time;    /* the latest sample time processed */

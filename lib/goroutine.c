@@ -678,6 +678,7 @@ static bool same_stack(struct pm_gor *g, pid_t pid, const uint8_t *gb, uint64_t 
 	uint8_t cur[256];
 	uint64_t hi = pm_le64(gb + 8), from;
 
+	g->copy_used = true; /* what the copy holds to its root decides: a capture keeps it */
 	if (!stack || hi <= sp || hi - sp > stack_len)
 		return false; /* the copy does not reach the root frames: cannot tell */
 	from = hi - sp > sizeof(cur) ? hi - sizeof(cur) : sp;
@@ -763,8 +764,11 @@ int pm_gor_inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint6
 	if (!m && on_stack) {
 		uint32_t st = (uint32_t)pm_le32(gb + l->g_status) & ~0x1000u;
 
+		/* _Gidle: no goroutine's (a g0 whose m could not be read): nothing validates */
+		if (st == 0)
+			return -EINVAL;
 		/* with the creation log, who ran on R14 then is known: no check needed */
-		if (st == 0 || (!g->probes && !same_stack(g, pid, gb, sp, stack, stack_len))) {
+		if (!g->probes && !same_stack(g, pid, gb, sp, stack, stack_len)) {
 			g->st_stale++;
 			return -ESTALE;
 		}

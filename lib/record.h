@@ -103,6 +103,11 @@ struct pm_record_cfg {
 	 */
 	bool locks;
 	/*
+	 * --off-cpu: the targets' threads blocked in the kernel, by the time
+	 * off CPU (src_offcpu.h); without @event, no CPU events
+	 */
+	bool off_cpu;
+	/*
 	 * --memprofilerate: write runtime.MemProfileRate in the attached
 	 * targets for the recording (bytes; 0 = never: the default), and the
 	 * value it had back at the end
