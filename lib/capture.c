@@ -100,6 +100,13 @@ int pm_cap_read(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t l
 	return pm_mlog_read(s->mlog, pid, addr, buf, len);
 }
 
+int pm_cap_value(struct session *s, pid_t pid, uint64_t key, void *buf, size_t len)
+{
+	if (!s->replay)
+		return s->cap && !pm_mlog_log(s->mlog, pid, key, buf, len) ? -EFAULT : 0;
+	return pm_mlog_read(s->mlog, pid, key, buf, len);
+}
+
 int pm_cap_unw_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
 	struct session *s = arg;

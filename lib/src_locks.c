@@ -3,6 +3,7 @@
 
 #include <elf.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "goroutine.h"
 #include "maps.h"
 #include "profile.h"
+#include "record.h"
 #include "session.h"
 #include "stacks.h"
 #include "target.h"
@@ -23,6 +25,37 @@
 #define MAX_WAITING 65536 /* goroutines waiting at once, kept; more are counted lost */
 #define MAX_WAITERS 65536 /* (thread, mutex) pairs labelled; more lose the mutex label */
 #define WAITER_TAG 0x80000000u /* a stack's thread tag with it: WAITER_TAG | pair */
+
+/*
+ * The budget (--locks-max-rate): time in periods of PERIOD_NS; in a
+ * period over the budget the entry probes are open for a fraction f of
+ * it, at a random offset, the exit probes as long again past it (5 to 20
+ * ms: the waits begun while the entries were open end while their exits
+ * are watched; longer ones are lost, counted), and closed the rest: a
+ * closed uprobe traps no more (a disabled one still would).
+ * f follows the hits the kernel counted in the last period (f * budget /
+ * hits), never below MIN_FRACTION.  A wait begun in a period watched for
+ * on_ns of its len_ns weighs len_ns / on_ns: its contentions and delay
+ * scaled by that.
+ */
+#define PERIOD_NS 100000000ULL
+#define GRACE_NS 20000000ULL     /* at most */
+#define MIN_GRACE_NS 5000000ULL  /* at least; else as long as the entries were open */
+#define MIN_FRACTION 0.05
+
+/*
+ * A period as the weights know it: the waits begun from @start to the
+ * next period's start weigh @w (as planned until @final: the period's
+ * length over the time its entries were open).  The timer makes them
+ * live; every sample of the source takes those made since the last one
+ * (a capture logs them there, so that a replay weighs the same), and a
+ * wait is added to the profile once its period is final.
+ */
+struct period {
+	uint64_t start;
+	double w;
+	uint64_t final;
+};
 
 /* s->kind[e]: which probe, KIND_EXIT or not, and which function (KIND_FN * index) */
 enum { KIND_ENTRY = 1, KIND_EXIT = 2, KIND_FN = 4 };
@@ -51,6 +84,7 @@ enum { V_COUNT, V_DELAY, V_N };
 struct waiting {
 	pid_t pid, tid;
 	uint64_t g, mutex, time;
+	uint64_t delay; /* once it ended */
 	uint32_t *ids;
 	size_t n;
 };
@@ -75,6 +109,22 @@ struct locks {
 	uint32_t *slot; /* open addressing: pair index + 1, 0 = empty */
 	size_t nslot;
 	uint64_t samples, bad, unpaired_exit, lost, still, total_ns, unlabelled;
+	/* the budget, live */
+	int64_t budget;      /* hits per second, 0 = none */
+	bool said, failed;
+	bool en_on, ex_on;   /* the entry probes open, the exit probes */
+	double f;            /* this period: the share of it the entries are open */
+	uint64_t pstart, pend, on_at, off_at, xoff_at, hits0, rng, on, on_ns;
+	struct period *q;    /* made live, not yet taken by a sample */
+	size_t nq, qcap;
+	/* the weights (live and replay) */
+	struct period *per;  /* known, by start */
+	size_t nper, percap;
+	struct waiting *done; /* waits ended, their period not final yet */
+	size_t nd, dcap;
+	bool sampled;        /* a period watched in part: the waits are a sample */
+	double carry, scaled; /* the contentions' fraction not yet given, their scaled total */
+	uint64_t unwatched_exit, others;
 };
 
 /* Length of "add rsp, imm; [pop rbp;] ret" at @b (with @left bytes), 0 if not one. */
@@ -258,6 +308,8 @@ static int locks_add_events(struct session *s)
 				pm_warn("locks: cannot watch the locks of %s (%s)", real, err);
 				break;
 			}
+			/* CPU-wide: closed and opened again by the budget (locks_timer()) */
+			s->cpuwide[s->nev] = s->cpuwide[s->nev + 1] = true;
 			pm_src_add_event(s, &pm_src_locks, &in, KIND_ENTRY + (int)k * KIND_FN);
 			pm_src_add_event(s, &pm_src_locks, &out, KIND_EXIT + (int)k * KIND_FN);
 		}
@@ -307,6 +359,216 @@ static size_t locks_nvalues(const struct session *s)
 {
 	(void)s;
 	return V_N;
+}
+
+/* Open or close the entry (KIND_ENTRY) or exit (KIND_EXIT) probes. */
+static void set_probes(struct session *s, struct locks *st, int which, bool on)
+{
+	for (size_t e = 0; e < s->nev; e++)
+		if (s->src[e] == pm_src_index(&pm_src_locks) && (s->kind[e] & which) &&
+		    pm_att_cpuwide(s, e, on) < 0 && !st->failed) {
+			pm_warn("locks: %s", s->res->msg[0] ? s->res->msg : "cannot open the probes again");
+			st->failed = true;
+		}
+	if (which == KIND_ENTRY)
+		st->en_on = on;
+	else
+		st->ex_on = on;
+}
+
+/* The hits of all the lock probes so far, as the kernel counted them. */
+static uint64_t hits(const struct session *s)
+{
+	uint64_t n = 0;
+
+	for (size_t e = 0; e < s->nev; e++)
+		if (s->src[e] == pm_src_index(&pm_src_locks))
+			n += pm_att_cpuwide_hits(s, e);
+	return n;
+}
+
+static uint64_t rnd(struct locks *st)
+{
+	st->rng ^= st->rng << 13;
+	st->rng ^= st->rng >> 7;
+	st->rng ^= st->rng << 17;
+	return st->rng;
+}
+
+/* A period made live: to the queue the next sample takes. */
+static void push_period(struct locks *st, uint64_t start, double w, bool final)
+{
+	if (st->nq == st->qcap) {
+		st->qcap = st->qcap ? 2 * st->qcap : 16;
+		st->q = xrealloc(st->q, st->qcap * sizeof(*st->q));
+	}
+	st->q[st->nq].start = start;
+	st->q[st->nq].w = w;
+	st->q[st->nq++].final = final;
+}
+
+/* A new period from @now, its entries open for a share @f of it. */
+static void new_period(struct session *s, struct locks *st, uint64_t now, double f)
+{
+	uint64_t on_len, grace, slack;
+	bool was = st->f < 1;
+
+	st->pstart = now;
+	st->pend = now + PERIOD_NS;
+	st->hits0 = hits(s);
+	st->f = f;
+	st->on_ns = 0;
+	if (f >= 1) {
+		st->on_at = now;
+		st->off_at = st->pend;
+		if (was)
+			push_period(st, now, 1, true);
+		return;
+	}
+	on_len = (uint64_t)(f * (double)PERIOD_NS);
+	grace = on_len > MIN_GRACE_NS ? on_len : MIN_GRACE_NS; /* the exits cost too */
+	if (grace > GRACE_NS)
+		grace = GRACE_NS;
+	if (grace > PERIOD_NS - on_len)
+		grace = PERIOD_NS - on_len;
+	slack = PERIOD_NS - on_len - grace;
+	st->on_at = now + (slack ? rnd(st) % slack : 0);
+	st->off_at = st->on_at + on_len;
+	if (st->xoff_at < st->off_at + grace)
+		st->xoff_at = st->off_at + grace;
+	push_period(st, now, 1 / f, false);
+}
+
+/*
+ * Live, with a budget: the periods, the probes opened and closed in
+ * each, the share of the next from the hits of the last.
+ */
+static uint64_t locks_timer(struct session *s, uint64_t now)
+{
+	struct locks *st = pm_src_state(s, &pm_src_locks);
+	uint64_t next;
+	bool en, ex;
+
+	if (s->replay || !pm_src_has_events(s, &pm_src_locks))
+		return 0;
+	if (!st->pstart) {
+		st->budget = s->cfg->locks_max_rate < 0 ? 0
+			     : s->cfg->locks_max_rate ? s->cfg->locks_max_rate
+						      : PM_RECORD_DEFAULT_LOCKS_MAX_RATE;
+		if (!st->budget)
+			return 0;
+		st->rng = now | 1;
+		st->en_on = st->ex_on = true; /* opened by the attach */
+		st->f = 1;
+		new_period(s, st, now, 1);
+		return st->pend;
+	}
+	if (!st->budget)
+		return 0;
+	if (now >= st->pend) {
+		uint64_t h = hits(s);
+		double rate = (double)(h - st->hits0) * 1e9 / (double)(now - st->pstart), f;
+
+		f = rate > 0 ? st->f * (double)st->budget / rate : 1;
+		if (f > 2 * st->f)
+			f = 2 * st->f;
+		if (f < MIN_FRACTION)
+			f = MIN_FRACTION;
+		if (f < 1 && !st->said) {
+			pm_warn("locks: %.0f probe hits/s, over the budget of %" PRId64
+				" (--locks-max-rate): the probes watch part of the time, contentions "
+				"and delay scaled (the profile's comments say how much)",
+				rate, st->budget);
+			st->said = true;
+		}
+		now = pm_now_ns();
+		if (st->en_on && st->on) { /* open across the boundary: each period its part */
+			st->on_ns += now - st->on;
+			st->on = now;
+		}
+		if (st->f < 1) /* the period's weight as it was: its length over the time watched */
+			push_period(st, st->pstart,
+				    st->on_ns ? (double)(now - st->pstart) / (double)st->on_ns : 1 / st->f,
+				    true);
+		new_period(s, st, now, f < 1 ? f : 1);
+	}
+	/* the entries open in [on_at, off_at), the exits until xoff_at past it */
+	en = st->f >= 1 || (now >= st->on_at && now < st->off_at);
+	ex = en || (now >= st->on_at && now < st->xoff_at);
+	if (ex && !st->ex_on)
+		set_probes(s, st, KIND_EXIT, true);
+	if (en && !st->en_on) { /* open from when the last opened */
+		set_probes(s, st, KIND_ENTRY, true);
+		st->on = pm_now_ns();
+	}
+	if (!en && st->en_on) { /* until the first closes */
+		if (st->on)
+			st->on_ns += pm_now_ns() - st->on;
+		set_probes(s, st, KIND_ENTRY, false);
+		st->on = 0;
+	}
+	if (!ex && st->ex_on)
+		set_probes(s, st, KIND_EXIT, false);
+	next = st->pend;
+	if (st->f < 1) {
+		if (now < st->on_at && st->on_at < next)
+			next = st->on_at;
+		else if (now < st->off_at && st->off_at < next)
+			next = st->off_at;
+		else if (now < st->xoff_at && st->xoff_at < next)
+			next = st->xoff_at;
+	}
+	return next;
+}
+
+/* The period a wait begun at @t is in; NULL before the first (weight 1). */
+static const struct period *period_of(const struct locks *st, uint64_t t)
+{
+	size_t lo = 0, hi = st->nper;
+
+	while (lo < hi) { /* the last period starting at or before t */
+		size_t mid = (lo + hi) / 2;
+
+		if (st->per[mid].start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &st->per[lo - 1] : NULL;
+}
+
+/*
+ * The periods made since the last sample (live: the queue; at replay:
+ * the capture's log), into the known ones.
+ */
+static void take_periods(struct session *s, struct locks *st, pid_t pid)
+{
+	uint64_t n = s->replay ? 0 : st->nq;
+
+	if (pm_cap_value(s, pid, PM_CAP_KEY_LOCKS_PERIODS, &n, sizeof(n)) < 0 || n > 1000000)
+		n = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		struct period p;
+
+		if (!s->replay)
+			p = st->q[i];
+		else
+			memset(&p, 0, sizeof(p));
+		if (pm_cap_value(s, pid, PM_CAP_KEY_LOCKS_PERIODS + 8, &p, sizeof(p)) < 0 ||
+		    !(p.w >= 1 && p.w <= 1e6))
+			continue;
+		if (st->nper && st->per[st->nper - 1].start == p.start) {
+			st->per[st->nper - 1] = p;
+		} else if (!st->nper || p.start > st->per[st->nper - 1].start) {
+			if (st->nper == st->percap) {
+				st->percap = st->percap ? 2 * st->percap : 64;
+				st->per = xrealloc(st->per, st->percap * sizeof(*st->per));
+			}
+			st->per[st->nper++] = p;
+		}
+		st->sampled = st->sampled || p.w > 1;
+	}
+	st->nq = 0;
 }
 
 static struct waiting *find(struct locks *st, pid_t pid, uint64_t g)
@@ -429,11 +691,45 @@ static void entry_sample(struct session *s, struct locks *st, const struct pm_re
 	memcpy(wt->ids, s->ids, k * sizeof(*wt->ids));
 }
 
+/* A wait ended, into the profile, weighing @w. */
+static void add_wait(struct session *s, struct locks *st, const struct waiting *d, double w)
+{
+	int64_t values[PM_SES_VALUES_MAX];
+	int64_t *v = values + s->val_off[pm_src_index(&pm_src_locks)];
+
+	memset(values, 0, s->nvalues * sizeof(values[0]));
+	/* scaled: the fractions carried to the next wait, so that the total stays */
+	st->carry += w;
+	st->scaled += w;
+	v[V_COUNT] = (int64_t)floor(st->carry);
+	st->carry -= (double)v[V_COUNT];
+	v[V_DELAY] = (int64_t)((double)d->delay * w);
+	st->samples++;
+	st->total_ns += d->delay;
+	pm_stacks_add_tagged(s->stacks, (uint32_t)d->pid, waiter_tag(st, d->tid, d->mutex), d->ids,
+			     d->n, values);
+}
+
+/* The waits ended whose period is final (@all: every one, as planned else) into the profile. */
+static void flush(struct session *s, struct locks *st, bool all)
+{
+	for (size_t i = 0; i < st->nd;) {
+		const struct period *p = period_of(st, st->done[i].time);
+
+		if (p && !p->final && !all) {
+			i++;
+			continue;
+		}
+		add_wait(s, st, &st->done[i], p ? p->w : 1);
+		free(st->done[i].ids);
+		memmove(&st->done[i], &st->done[i + 1], (st->nd - i - 1) * sizeof(*st->done));
+		st->nd--;
+	}
+}
+
 static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sample *smp)
 {
 	struct locks *st = pm_src_state(s, &pm_src_locks);
-	int64_t values[PM_SES_VALUES_MAX];
-	int64_t *v = values + s->val_off[pm_src_index(&pm_src_locks)];
 	struct waiting *wt;
 
 	size_t k = (size_t)s->kind[ev] / KIND_FN;
@@ -443,6 +739,16 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 		st->bad++;
 		return;
 	}
+	/* the probes are CPU-wide: another process running the same binary is not ours */
+	if (!pm_maps_find(s->maps, (pid_t)smp->pid, smp->ip)) {
+		st->others++;
+		if (s->cap)
+			s->keep = 0;
+		return;
+	}
+	take_periods(s, st, (pid_t)smp->pid);
+	if (st->nd)
+		flush(s, st, st->nd >= MAX_WAITING);
 	if (s->kind[ev] & KIND_ENTRY) {
 		entry_sample(s, st, smp, fns[k].off);
 		return;
@@ -450,25 +756,39 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 	if (s->cap)
 		s->keep = 0;
 	wt = find(st, (pid_t)smp->pid, pm_le64(smp->raw + 16));
-	if (!wt) { /* it began to wait before the recording */
-		st->unpaired_exit++;
+	if (!wt) { /* it began to wait before the recording, or while the entries were closed */
+		if (st->sampled)
+			st->unwatched_exit++;
+		else
+			st->unpaired_exit++;
 		return;
 	}
-	memset(values, 0, s->nvalues * sizeof(values[0]));
-	v[V_COUNT] = 1;
-	v[V_DELAY] = smp->time > wt->time ? (int64_t)(smp->time - wt->time) : 0;
-	st->samples++;
-	st->total_ns += (uint64_t)v[V_DELAY];
 	s->res->samples++;
-	pm_stacks_add_tagged(s->stacks, (uint32_t)wt->pid, waiter_tag(st, wt->tid, wt->mutex),
-			     wt->ids, wt->n, values);
-	drop(st, wt);
+	wt->delay = smp->time > wt->time ? smp->time - wt->time : 0;
+	{
+		const struct period *p = period_of(st, wt->time);
+
+		if (!p || p->final) { /* its weight known: now */
+			add_wait(s, st, wt, p ? p->w : 1);
+			drop(st, wt);
+			return;
+		}
+	}
+	if (st->nd == st->dcap) {
+		st->dcap = st->dcap ? 2 * st->dcap : 64;
+		st->done = xrealloc(st->done, st->dcap * sizeof(*st->done));
+	}
+	st->done[st->nd++] = *wt;
+	*wt = st->w[--st->nw]; /* its ids go with it */
 }
 
 static void locks_profile_head(struct session *s, struct pm_profile *p)
 {
+	struct locks *st = pm_src_state(s, &pm_src_locks);
+
 	if (!pm_src_has_events(s, &pm_src_locks))
 		return;
+	flush(s, st, true); /* the last period's waits: as planned */
 	pm_prof_add_sample_type(p, "contentions", "count");
 	pm_prof_add_sample_type(p, "delay", "nanoseconds");
 	if (!s->nuser) { /* locks alone: a mutex profile's period and default */
@@ -495,6 +815,23 @@ static void locks_profile_tail(struct session *s, struct pm_profile *p)
 		      st->unlabelled);
 	pm_prof_add_comment(p, c);
 	free(c);
+	if (st->sampled) {
+		c = xasprintf("locks: sampled to bound the probes' cost (--locks-max-rate): %" PRIu64
+			      " waits watched of an estimated %.0f, an effective rate of %.1f %%; "
+			      "contentions and delay scaled by the inverse; %" PRIu64
+			      " waits ended unwatched",
+			      st->samples, st->scaled,
+			      st->scaled > 0 ? 100.0 * (double)st->samples / st->scaled : 0.0,
+			      st->unwatched_exit);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
+	if (st->others) {
+		c = xasprintf("locks: %" PRIu64 " probe hits in other processes of the same "
+			      "binary, left out", st->others);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
 }
 
 /* contentions and delay; the labels as the CPU's, the thread's and a "mutex" from the pair. */
@@ -508,7 +845,7 @@ static void locks_profile_stack(struct session *s, struct pm_profile *p, const u
 	     id = pm_prof_find_sample_type(p, "delay");
 	size_t nt = pm_prof_nsample_types(p);
 
-	if (!v[V_COUNT] || ic < 0 || id < 0 || nt > PM_ARRAY_SIZE(val) ||
+	if ((!v[V_COUNT] && !v[V_DELAY]) || ic < 0 || id < 0 || nt > PM_ARRAY_SIZE(val) ||
 	    nlab + 1 > PM_ARRAY_SIZE(lab))
 		return;
 	memcpy(lab, lab0, nlab * sizeof(*lab));
@@ -539,6 +876,11 @@ static void locks_end(struct session *s)
 	while (st->nw)
 		drop(st, &st->w[st->nw - 1]);
 	free(st->w);
+	while (st->nd)
+		free(st->done[--st->nd].ids);
+	free(st->done);
+	free(st->per);
+	free(st->q);
 	free(st->pair);
 	free(st->slot);
 }
@@ -554,6 +896,7 @@ const struct pm_source pm_src_locks = {
 	.claim = locks_claim,
 	.nvalues = locks_nvalues,
 	.sample = locks_sample,
+	.timer = locks_timer,
 	.profile_head = locks_profile_head,
 	.profile_tail = locks_profile_tail,
 	.profile_stack = locks_profile_stack,

@@ -22,8 +22,9 @@
 // SetBlockProfileRate(1) first thing in main).
 //
 // Truth, printed at the end, one line per call site:
-// "truth SITE PERCENT LOCKS WAITED_NS" (the locks taken there, and
-// the time spent in Lock measured around each call), and
+// "truth SITE PERCENT LOCKS WAITED_NS CONTENDED" (the locks taken there,
+// the time spent in Lock measured around each call, and the contended
+// ones: a TryLock that failed first, then Lock: its slow path), and
 // "addr mu 0x..." / "addr quiet 0x..." (the mutexes' addresses).
 package main
 
@@ -57,6 +58,8 @@ var (
 	shared int64
 	waited [2]int64
 	locks  [2]int64
+
+	contended [2]int64 // Lock calls after a failed TryLock
 )
 
 func spin(d time.Duration) {
@@ -68,7 +71,10 @@ func spin(d time.Duration) {
 //go:noinline
 func round(site int) {
 	t := time.Now()
-	mu.Lock()
+	if !mu.TryLock() { // held: this Lock takes the slow path (but in a rare race)
+		atomic.AddInt64(&contended[site], 1)
+		mu.Lock()
+	}
 	atomic.AddInt64(&waited[site], int64(time.Since(t)))
 	atomic.AddInt64(&locks[site], 1)
 	shared++
@@ -197,7 +203,7 @@ func main() {
 	<-done
 	write("mutex", *prof)
 	write("block", *block)
-	fmt.Printf("truth main.siteA 70 %d %d\n", locks[0], waited[0])
-	fmt.Printf("truth main.siteB 30 %d %d\n", locks[1], waited[1])
+	fmt.Printf("truth main.siteA 70 %d %d %d\n", locks[0], waited[0], contended[0])
+	fmt.Printf("truth main.siteB 30 %d %d %d\n", locks[1], waited[1], contended[1])
 	fmt.Printf("addr mu %p\naddr quiet %p\n", &mu, &quiet)
 }
