@@ -314,8 +314,13 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 						       : s.nev;
 	if (s.nuser > PM_EVT_MAX)
 		s.nuser = PM_EVT_MAX;
+	/*
+	 * which one: its EVENT record says; event 0 has none, its name is
+	 * the capture's (a source's own event when there is no CPU event:
+	 * --locks or --alloc alone)
+	 */
 	for (i = s.nuser; i < s.nev; i++)
-		pm_src_claim(&s, i, NULL); /* which one: its EVENT record says */
+		pm_src_claim(&s, i, i ? NULL : meta->name);
 	/* what the recording read of the target, and so the goroutines, if it logged it */
 	s.mlog_on = meta->flags & PM_DATA_MEMORY;
 	if (s.mlog_on) {

@@ -35,7 +35,8 @@
  * closed uprobe traps no more (a disabled one still would).
  * f follows the hits the kernel counted in the last period (f * budget /
  * hits), never below MIN_FRACTION.  A wait begun in a period watched for
- * on_ns of its len_ns weighs len_ns / on_ns: its contentions and delay
+ * on_ns of its len_ns weighs len_ns / on_ns (each function its own: its
+ * entry opened and closed at its own time): its contentions and delay
  * scaled by that.
  */
 #define PERIOD_NS 100000000ULL
@@ -51,9 +52,10 @@
  * (a capture logs them there, so that a replay weighs the same), and a
  * wait is added to the profile once its period is final.
  */
+#define NFN 3 /* the functions watched (fns[]): each its own weight */
 struct period {
 	uint64_t start;
-	double w;
+	double w[NFN];
 	uint64_t final;
 };
 
@@ -76,6 +78,7 @@ static const struct lockfn {
 	{ "sync.runtime_SemacquireRWMutexR", NULL, 12, true }, /* RLock waits for a writer */
 	{ "sync.runtime_SemacquireRWMutex", NULL, 8, true },   /* Lock waits for the readers */
 };
+_Static_assert(PM_ARRAY_SIZE(fns) == NFN, "a weight per function watched");
 
 /* values per stack: contended locks, nanoseconds waited */
 enum { V_COUNT, V_DELAY, V_N };
@@ -85,6 +88,7 @@ struct waiting {
 	pid_t pid, tid;
 	uint64_t g, mutex, time;
 	uint64_t delay; /* once it ended */
+	unsigned fn;    /* in fns[] */
 	uint32_t *ids;
 	size_t n;
 };
@@ -114,7 +118,9 @@ struct locks {
 	bool said, failed;
 	bool en_on, ex_on;   /* the entry probes open, the exit probes */
 	double f;            /* this period: the share of it the entries are open */
-	uint64_t pstart, pend, on_at, off_at, xoff_at, hits0, rng, on, on_ns;
+	uint64_t pstart, pend, on_at, off_at, xoff_at, hits0, rng;
+	uint64_t seen; /* the latest sample time processed */
+	uint64_t on[NFN], on_ns[NFN]; /* each function's entry: open since, open this period */
 	struct period *q;    /* made live, not yet taken by a sample */
 	size_t nq, qcap;
 	/* the weights (live and replay) */
@@ -364,12 +370,28 @@ static size_t locks_nvalues(const struct session *s)
 /* Open or close the entry (KIND_ENTRY) or exit (KIND_EXIT) probes. */
 static void set_probes(struct session *s, struct locks *st, int which, bool on)
 {
-	for (size_t e = 0; e < s->nev; e++)
-		if (s->src[e] == pm_src_index(&pm_src_locks) && (s->kind[e] & which) &&
-		    pm_att_cpuwide(s, e, on) < 0 && !st->failed) {
+	for (size_t e = 0; e < s->nev; e++) {
+		size_t k = (size_t)s->kind[e] / KIND_FN;
+		uint64_t t0, t;
+
+		if (s->src[e] != pm_src_index(&pm_src_locks) || !(s->kind[e] & which) || k >= NFN)
+			continue;
+		/*
+		 * the time each entry is counted: from the end of its open (on
+		 * every CPU: a hit on a CPU not yet opened traps uncounted) to
+		 * the start of its close
+		 */
+		t0 = pm_now_ns();
+		if (which == KIND_ENTRY && !on && st->on[k])
+			st->on_ns[k] += t0 > st->on[k] ? t0 - st->on[k] : 0;
+		if (pm_att_cpuwide(s, e, on) < 0 && !st->failed) {
 			pm_warn("locks: %s", s->res->msg[0] ? s->res->msg : "cannot open the probes again");
 			st->failed = true;
 		}
+		t = pm_now_ns();
+		if (which == KIND_ENTRY)
+			st->on[k] = on ? t : 0;
+	}
 	if (which == KIND_ENTRY)
 		st->en_on = on;
 	else
@@ -396,15 +418,25 @@ static uint64_t rnd(struct locks *st)
 }
 
 /* A period made live: to the queue the next sample takes. */
-static void push_period(struct locks *st, uint64_t start, double w, bool final)
+static void push_period(struct locks *st, uint64_t start, const double *w, bool final)
 {
 	if (st->nq == st->qcap) {
 		st->qcap = st->qcap ? 2 * st->qcap : 16;
 		st->q = xrealloc(st->q, st->qcap * sizeof(*st->q));
 	}
 	st->q[st->nq].start = start;
-	st->q[st->nq].w = w;
+	memcpy(st->q[st->nq].w, w, sizeof(st->q[st->nq].w));
 	st->q[st->nq++].final = final;
+}
+
+/* Every function's weight @w. */
+static void push_all(struct locks *st, uint64_t start, double w, bool final)
+{
+	double ws[NFN];
+
+	for (size_t k = 0; k < NFN; k++)
+		ws[k] = w;
+	push_period(st, start, ws, final);
 }
 
 /* A new period from @now, its entries open for a share @f of it. */
@@ -417,12 +449,12 @@ static void new_period(struct session *s, struct locks *st, uint64_t now, double
 	st->pend = now + PERIOD_NS;
 	st->hits0 = hits(s);
 	st->f = f;
-	st->on_ns = 0;
+	memset(st->on_ns, 0, sizeof(st->on_ns));
 	if (f >= 1) {
 		st->on_at = now;
 		st->off_at = st->pend;
 		if (was)
-			push_period(st, now, 1, true);
+			push_all(st, now, 1, true);
 		return;
 	}
 	on_len = (uint64_t)(f * (double)PERIOD_NS);
@@ -436,7 +468,7 @@ static void new_period(struct session *s, struct locks *st, uint64_t now, double
 	st->off_at = st->on_at + on_len;
 	if (st->xoff_at < st->off_at + grace)
 		st->xoff_at = st->off_at + grace;
-	push_period(st, now, 1 / f, false);
+	push_all(st, now, 1 / f, false);
 }
 
 /*
@@ -482,31 +514,45 @@ static uint64_t locks_timer(struct session *s, uint64_t now)
 			st->said = true;
 		}
 		now = pm_now_ns();
-		if (st->en_on && st->on) { /* open across the boundary: each period its part */
-			st->on_ns += now - st->on;
-			st->on = now;
+		if (st->f < 1) { /* the period's weights as they were: its length over the time watched */
+			double w[NFN];
+
+			for (size_t k = 0; k < NFN; k++) {
+				if (st->on[k]) { /* open across the boundary: each period its part */
+					st->on_ns[k] += now - st->on[k];
+					st->on[k] = now;
+				}
+				w[k] = st->on_ns[k] ? (double)(now - st->pstart) / (double)st->on_ns[k]
+						    : 1 / st->f;
+			}
+			push_period(st, st->pstart, w, true);
+		} else {
+			for (size_t k = 0; k < NFN; k++)
+				if (st->on[k])
+					st->on[k] = now;
 		}
-		if (st->f < 1) /* the period's weight as it was: its length over the time watched */
-			push_period(st, st->pstart,
-				    st->on_ns ? (double)(now - st->pstart) / (double)st->on_ns : 1 / st->f,
-				    true);
 		new_period(s, st, now, f < 1 ? f : 1);
 	}
-	/* the entries open in [on_at, off_at), the exits until xoff_at past it */
+	/*
+	 * the entries open in [on_at, off_at), the exits until xoff_at past it
+	 * and, to the period's end, while a wait begun in it is still seen
+	 * waiting (or the drain has not yet reached its entries' close)
+	 */
 	en = st->f >= 1 || (now >= st->on_at && now < st->off_at);
 	ex = en || (now >= st->on_at && now < st->xoff_at);
+	if (!en && !ex && st->ex_on && now >= st->on_at && now < st->pend) {
+		bool waiting = st->seen < st->off_at;
+
+		for (size_t i = 0; i < st->nw && !waiting; i++)
+			waiting = st->w[i].time >= st->on_at;
+		ex = waiting;
+	}
 	if (ex && !st->ex_on)
 		set_probes(s, st, KIND_EXIT, true);
-	if (en && !st->en_on) { /* open from when the last opened */
+	if (en && !st->en_on)
 		set_probes(s, st, KIND_ENTRY, true);
-		st->on = pm_now_ns();
-	}
-	if (!en && st->en_on) { /* until the first closes */
-		if (st->on)
-			st->on_ns += pm_now_ns() - st->on;
+	if (!en && st->en_on)
 		set_probes(s, st, KIND_ENTRY, false);
-		st->on = 0;
-	}
 	if (!ex && st->ex_on)
 		set_probes(s, st, KIND_EXIT, false);
 	next = st->pend;
@@ -554,9 +600,11 @@ static void take_periods(struct session *s, struct locks *st, pid_t pid)
 			p = st->q[i];
 		else
 			memset(&p, 0, sizeof(p));
-		if (pm_cap_value(s, pid, PM_CAP_KEY_LOCKS_PERIODS + 8, &p, sizeof(p)) < 0 ||
-		    !(p.w >= 1 && p.w <= 1e6))
+		if (pm_cap_value(s, pid, PM_CAP_KEY_LOCKS_PERIODS + 8, &p, sizeof(p)) < 0)
 			continue;
+		for (size_t k = 0; k < NFN; k++)
+			if (!(p.w[k] >= 1 && p.w[k] <= 1e6))
+				p.w[k] = 1;
 		if (st->nper && st->per[st->nper - 1].start == p.start) {
 			st->per[st->nper - 1] = p;
 		} else if (!st->nper || p.start > st->per[st->nper - 1].start) {
@@ -566,7 +614,8 @@ static void take_periods(struct session *s, struct locks *st, pid_t pid)
 			}
 			st->per[st->nper++] = p;
 		}
-		st->sampled = st->sampled || p.w > 1;
+		for (size_t k = 0; k < NFN; k++)
+			st->sampled = st->sampled || p.w[k] > 1;
 	}
 	st->nq = 0;
 }
@@ -635,7 +684,7 @@ static void drop(struct locks *st, struct waiting *w)
 
 /* The entry: the waiter's stack, goroutine, labels and creators, kept until its exit. */
 static void entry_sample(struct session *s, struct locks *st, const struct pm_rec_sample *smp,
-			 unsigned off)
+			 size_t fn)
 {
 	struct pm_walk w;
 	struct waiting *wt;
@@ -684,8 +733,9 @@ static void entry_sample(struct session *s, struct locks *st, const struct pm_re
 	wt->pid = (pid_t)smp->pid;
 	wt->tid = (pid_t)smp->tid;
 	wt->g = g;
-	wt->mutex = pm_le64(smp->raw + 24) - off; /* the lock's own address */
+	wt->mutex = pm_le64(smp->raw + 24) - fns[fn].off; /* the lock's own address */
 	wt->time = smp->time;
+	wt->fn = (unsigned)fn;
 	wt->n = k;
 	wt->ids = xmalloc(k * sizeof(*wt->ids) + 1);
 	memcpy(wt->ids, s->ids, k * sizeof(*wt->ids));
@@ -720,7 +770,7 @@ static void flush(struct session *s, struct locks *st, bool all)
 			i++;
 			continue;
 		}
-		add_wait(s, st, &st->done[i], p ? p->w : 1);
+		add_wait(s, st, &st->done[i], p ? p->w[st->done[i].fn] : 1);
 		free(st->done[i].ids);
 		memmove(&st->done[i], &st->done[i + 1], (st->nd - i - 1) * sizeof(*st->done));
 		st->nd--;
@@ -739,6 +789,11 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 		st->bad++;
 		return;
 	}
+	take_periods(s, st, (pid_t)smp->pid);
+	if (smp->time > st->seen)
+		st->seen = smp->time;
+	if (st->nd)
+		flush(s, st, st->nd >= MAX_WAITING);
 	/* the probes are CPU-wide: another process running the same binary is not ours */
 	if (!pm_maps_find(s->maps, (pid_t)smp->pid, smp->ip)) {
 		st->others++;
@@ -746,11 +801,8 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 			s->keep = 0;
 		return;
 	}
-	take_periods(s, st, (pid_t)smp->pid);
-	if (st->nd)
-		flush(s, st, st->nd >= MAX_WAITING);
 	if (s->kind[ev] & KIND_ENTRY) {
-		entry_sample(s, st, smp, fns[k].off);
+		entry_sample(s, st, smp, k);
 		return;
 	}
 	if (s->cap)
@@ -769,7 +821,7 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 		const struct period *p = period_of(st, wt->time);
 
 		if (!p || p->final) { /* its weight known: now */
-			add_wait(s, st, wt, p ? p->w : 1);
+			add_wait(s, st, wt, p ? p->w[wt->fn] : 1);
 			drop(st, wt);
 			return;
 		}

@@ -8,13 +8,16 @@
 # locks a second mutex nobody else takes (main.lonely).  The fixture
 # prints its truth ("truth SITE GOROUTINES LOCKS WAITED_NS": the locks
 # taken at each site and the time spent in Lock, measured around each
-# call).  Go 1.26, 1.19 and 1.27 builds, launched (stripped) and attached.
+# call).  Go 1.26, 1.19 and 1.27 builds, launched (stripped) and attached,
+# every lock watched (--locks-max-rate 0: t841 tests the budget).
 # Checks:
 #   - no sample lost, every recorded wait paired (none "lost");
 #   - contentions split 70/30 +- 5 pp between the two sites; the delay's
 #     split within 3 pp of the one the fixture measured in the same run
 #     (the waiting itself does not split 70/30: 62-73 % at site A in runs
 #     of all three builds, a few long waits weigh much);
+#   - contentions in all within 10 % of the contended Locks the fixture
+#     counted (a TryLock that failed before the Lock);
 #   - contentions at each site at most the locks taken there (one per
 #     slow-path call: an entry probe that fired twice would exceed it),
 #     and at least a tenth of them (ten goroutines on one lock);
@@ -54,8 +57,8 @@ judge() {
 		FILENAME ~ /contentions$/ { v = $NF; if ($0 ~ /;main\.siteA;/) ca += v; else if ($0 ~ /;main\.siteB;/) cb += v; if ($0 ~ /main\.lonely/) ql += v; next }
 		{ v = $NF; if ($0 ~ /;main\.siteA;/) da += v; else if ($0 ~ /;main\.siteB;/) db += v; if ($0 ~ /main\.lonely/) ql += v }
 		END {
-			while ((getline l < out) > 0) { split(l, f, " "); if (f[1] == "truth") { lk[f[2]] = f[4]; w[f[2]] = f[5] } }
-			printf "contentions A %d B %d (locks %d %d), delay A %.0f B %.0f ns (measured %.0f %.0f), lonely %d", ca, cb, lk["main.siteA"], lk["main.siteB"], da, db, w["main.siteA"], w["main.siteB"], ql
+			while ((getline l < out) > 0) { split(l, f, " "); if (f[1] == "truth") { lk[f[2]] = f[4]; w[f[2]] = f[5]; ct[f[2]] = f[6] } }
+			printf "contentions A %d B %d (locks %d %d, contended %d %d), delay A %.0f B %.0f ns (measured %.0f %.0f), lonely %d", ca, cb, lk["main.siteA"], lk["main.siteB"], ct["main.siteA"], ct["main.siteB"], da, db, w["main.siteA"], w["main.siteB"], ql
 			bad = ""
 			if (ca + cb == 0 || da + db == 0) bad = bad " none"
 			else {
@@ -66,6 +69,9 @@ judge() {
 				if (pd < pw - 3 || pd > pw + 3) bad = bad " delay-share"
 			}
 			if (ca > lk["main.siteA"] || cb > lk["main.siteB"] || ca < lk["main.siteA"] / 10 || cb < lk["main.siteB"] / 10) bad = bad " count"
+			# the contended Locks the fixture counted (a TryLock failed first): +-10 % in all
+			tc = ct["main.siteA"] + ct["main.siteB"]
+			if (tc && (ca + cb < 0.9 * tc || ca + cb > 1.1 * tc)) bad = bad " contended"
 			if (da < 0.8 * w["main.siteA"] || da > 1.05 * w["main.siteA"] || db < 0.8 * w["main.siteB"] || db > 1.05 * w["main.siteB"]) bad = bad " delay"
 			if (ql) bad = bad " lonely"
 			print bad == "" ? " ok" : " BAD:" bad
@@ -101,14 +107,14 @@ for b in go126 go go127; do
 		continue
 	fi
 	n=$b-launch
-	"$PMUPROF" record --locks -o "$T/$n.pb.gz" -- "$d/locks-stripped" >"$T/$n.out" 2>"$T/$n.err"
+	"$PMUPROF" record --locks --locks-max-rate 0 -o "$T/$n.pb.gz" -- "$d/locks-stripped" >"$T/$n.out" 2>"$T/$n.err"
 	judge $n "$T/$n.pb.gz" "$T/$n.out" "$T/$n.err"
 	if [ $b = go126 ]; then
 		# with --creators: the waiters' goroutines known (the log of creations;
 		# without it the waiter has parked by the time its sample is read); a
 		# --raw capture replayed gives the same profile
 		n=$b-creators
-		"$PMUPROF" record --locks --creators --raw "$T/$n.data" -o "$T/$n.pb.gz" -- "$d/locks-stripped" >"$T/$n.out" 2>"$T/$n.err"
+		"$PMUPROF" record --locks --locks-max-rate 0 --creators --raw "$T/$n.data" -o "$T/$n.pb.gz" -- "$d/locks-stripped" >"$T/$n.out" 2>"$T/$n.err"
 		judge $n "$T/$n.pb.gz" "$T/$n.out" "$T/$n.err"
 		"$PMUPROF" report -i "$T/$n.data" --pprof "$T/$n.replay.pb.gz" >/dev/null 2>"$T/$n.rerr"
 		for f in pb.gz replay.pb.gz; do
@@ -132,7 +138,7 @@ for b in go126 go go127; do
 	# (it counts the time asleep in the semaphore only: pmuprof's delay,
 	# the whole slow path, spinning too, at least its)
 	n=$b-runtime
-	"$PMUPROF" record --locks -o "$T/$n.pb.gz" -- "$d/locks" -rate 1 -block "$T/$n.block.pb.gz" >"$T/$n.out" 2>"$T/$n.err"
+	"$PMUPROF" record --locks --locks-max-rate 0 -o "$T/$n.pb.gz" -- "$d/locks" -rate 1 -block "$T/$n.block.pb.gz" >"$T/$n.out" 2>"$T/$n.err"
 	"$PMUPROF" report -i "$T/$n.pb.gz" --folded --sample-index delay 2>/dev/null >"$T/$n.delay"
 	gotool tool pprof -traces -unit=ns -sample_index=delay "$T/$n.block.pb.gz" 2>/dev/null >"$T/$n.traces"
 	r=$(awk 'FILENAME ~ /delay$/ { if ($0 ~ /;main\.siteA;/) a += $NF; else if ($0 ~ /;main\.siteB;/) b += $NF; next }
@@ -156,7 +162,7 @@ for b in go126 go go127; do
 	# mutex label the RWMutex's address
 	if [ $b != go ]; then
 		n=$b-rwmutex
-		"$PMUPROF" record --locks -o "$T/$n.pb.gz" -- "$d/locks-stripped" -rw 200 >"$T/$n.out" 2>"$T/$n.err"
+		"$PMUPROF" record --locks --locks-max-rate 0 -o "$T/$n.pb.gz" -- "$d/locks-stripped" -rw 200 >"$T/$n.out" 2>"$T/$n.err"
 		"$PMUPROF" report -i "$T/$n.pb.gz" --folded --sample-index delay 2>/dev/null >"$T/$n.delay"
 		gotool tool pprof -tags -sample_index=contentions "$T/$n.pb.gz" 2>/dev/null |
 			awk '/^ *[a-z]+: Total/ { k = $1 } k == "mutex:" && $NF ~ /^0x/ { print $NF }' >"$T/$n.mutex"
@@ -181,7 +187,7 @@ for b in go126 go go127; do
 	"$d/locks" -delay 1s >"$T/$n.out" 2>&1 &
 	p=$!
 	sleep 0.3
-	"$PMUPROF" record --locks -p $p -o "$T/$n.pb.gz" 2>"$T/$n.err"
+	"$PMUPROF" record --locks --locks-max-rate 0 -p $p -o "$T/$n.pb.gz" 2>"$T/$n.err"
 	wait $p
 	judge $n "$T/$n.pb.gz" "$T/$n.out" "$T/$n.err"
 done

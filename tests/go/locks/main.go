@@ -25,7 +25,8 @@
 // "truth SITE PERCENT LOCKS WAITED_NS CONTENDED" (the locks taken there,
 // the time spent in Lock measured around each call, and the contended
 // ones: a TryLock that failed first, then Lock: its slow path), and
-// "addr mu 0x..." / "addr quiet 0x..." (the mutexes' addresses).
+// "addr mu 0x..." / "addr quiet 0x..." (the mutexes' addresses), and
+// "elapsed NS" (the work's wall time).
 package main
 
 import (
@@ -190,6 +191,7 @@ func main() {
 		rwphase()
 		return
 	}
+	start := time.Now()
 	var stop int32
 	done := make(chan struct{})
 	go func() { lonely(&stop); close(done) }()
@@ -206,4 +208,5 @@ func main() {
 	fmt.Printf("truth main.siteA 70 %d %d %d\n", locks[0], waited[0], contended[0])
 	fmt.Printf("truth main.siteB 30 %d %d %d\n", locks[1], waited[1], contended[1])
 	fmt.Printf("addr mu %p\naddr quiet %p\n", &mu, &quiet)
+	fmt.Printf("elapsed %d\n", time.Since(start).Nanoseconds())
 }
