@@ -27,7 +27,7 @@
 #define WAITER_TAG 0x80000000u /* a stack's thread tag with it: WAITER_TAG | pair */
 
 /*
- * The budget (--locks-max-rate): time in periods of PERIOD_NS; in a
+ * The budget (--locks-max-rate): time in periods (100 ms to 1 s); in a
  * period over the budget the entry probes are open for a fraction f of
  * it, at a random offset, the exit probes as long again past it (5 to 20
  * ms: the waits begun while the entries were open end while their exits
@@ -39,7 +39,9 @@
  * entry opened and closed at its own time): its contentions and delay
  * scaled by that.
  */
-#define PERIOD_NS 100000000ULL
+#define PERIOD_NS 100000000ULL     /* at least */
+#define MAX_PERIOD_NS 1000000000ULL /* at most */
+#define MIN_ON_NS 20000000ULL       /* the entries' window, at least (but in 1 s periods) */
 #define GRACE_NS 20000000ULL     /* at most */
 #define MIN_GRACE_NS 5000000ULL  /* at least; else as long as the entries were open */
 #define MIN_FRACTION 0.05
@@ -439,14 +441,23 @@ static void push_all(struct locks *st, uint64_t start, double w, bool final)
 	push_period(st, start, ws, final);
 }
 
-/* A new period from @now, its entries open for a share @f of it. */
+/*
+ * A new period from @now, its entries open for a share @f of it: 100 ms,
+ * longer when the share is small, so that the entries stay open at least
+ * MIN_ON_NS (a window of a few ms would be mostly the time the kernel
+ * takes to open and close the probes).
+ */
 static void new_period(struct session *s, struct locks *st, uint64_t now, double f)
 {
-	uint64_t on_len, grace, slack;
+	uint64_t on_len, grace, slack, len = PERIOD_NS;
 	bool was = st->f < 1;
 
+	if (f < 1 && (double)MIN_ON_NS / f > (double)len)
+		len = (uint64_t)((double)MIN_ON_NS / f);
+	if (len > MAX_PERIOD_NS)
+		len = MAX_PERIOD_NS;
 	st->pstart = now;
-	st->pend = now + PERIOD_NS;
+	st->pend = now + len;
 	st->hits0 = hits(s);
 	st->f = f;
 	memset(st->on_ns, 0, sizeof(st->on_ns));
@@ -457,13 +468,13 @@ static void new_period(struct session *s, struct locks *st, uint64_t now, double
 			push_all(st, now, 1, true);
 		return;
 	}
-	on_len = (uint64_t)(f * (double)PERIOD_NS);
+	on_len = (uint64_t)(f * (double)len);
 	grace = on_len > MIN_GRACE_NS ? on_len : MIN_GRACE_NS; /* the exits cost too */
 	if (grace > GRACE_NS)
 		grace = GRACE_NS;
-	if (grace > PERIOD_NS - on_len)
-		grace = PERIOD_NS - on_len;
-	slack = PERIOD_NS - on_len - grace;
+	if (grace > len - on_len)
+		grace = len - on_len;
+	slack = len - on_len - grace;
 	st->on_at = now + (slack ? rnd(st) % slack : 0);
 	st->off_at = st->on_at + on_len;
 	if (st->xoff_at < st->off_at + grace)

@@ -19,6 +19,14 @@
  * began to wait before the recording, or the entry was lost) and an
  * entry without an exit at the end are counted in the profile's
  * comments, not guessed.
+ *
+ * The budget (--locks-max-rate, hits per second): the probes open per CPU
+ * for every process (attach.h, pm_att_cpuwide()) so that they can be
+ * closed (a disabled uprobe still traps); above the budget its timer
+ * opens the entries for a share of each 100 ms period and the exits
+ * until the waits begun then end, and a wait counts for its period's
+ * length over the time its entry was open (the periods logged in a
+ * capture, so that a replay weighs the same).
  */
 #ifndef PM_SRC_LOCKS_H
 #define PM_SRC_LOCKS_H
