@@ -42,6 +42,7 @@
 #define PERIOD_NS 100000000ULL     /* at least */
 #define MAX_PERIOD_NS 1000000000ULL /* at most */
 #define MIN_ON_NS 20000000ULL       /* the entries' window, at least (but in 1 s periods) */
+#define PROVISIONAL_NS 10000000ULL  /* a period's weights so far, made this often */
 #define GRACE_NS 20000000ULL     /* at most */
 #define MIN_GRACE_NS 5000000ULL  /* at least; else as long as the entries were open */
 #define MIN_FRACTION 0.05
@@ -122,6 +123,7 @@ struct locks {
 	double f;            /* this period: the share of it the entries are open */
 	uint64_t pstart, pend, on_at, off_at, xoff_at, hits0, rng;
 	uint64_t seen; /* the latest sample time processed */
+	uint64_t prov; /* when the current period's weights so far were last made */
 	uint64_t on[NFN], on_ns[NFN]; /* each function's entry: open since, open this period */
 	struct period *q;    /* made live, not yet taken by a sample */
 	size_t nq, qcap;
@@ -566,6 +568,23 @@ static uint64_t locks_timer(struct session *s, uint64_t now)
 		set_probes(s, st, KIND_ENTRY, false);
 	if (!ex && st->ex_on)
 		set_probes(s, st, KIND_EXIT, false);
+	/*
+	 * a period watched in part, not over: its weights so far, so that the
+	 * waits of the last one (the program ended in it) weigh what it was
+	 */
+	if (st->f < 1 && now >= st->on_at && now >= st->prov + PROVISIONAL_NS) {
+		double w[NFN];
+
+		for (size_t k = 0; k < NFN; k++) {
+			uint64_t on = st->on_ns[k] + (st->on[k] && now > st->on[k] ? now - st->on[k] : 0);
+
+			w[k] = on ? (double)(now - st->pstart) / (double)on : 1 / st->f;
+			if (w[k] < 1)
+				w[k] = 1;
+		}
+		push_period(st, st->pstart, w, false);
+		st->prov = now;
+	}
 	next = st->pend;
 	if (st->f < 1) {
 		if (now < st->on_at && st->on_at < next)
