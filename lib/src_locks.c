@@ -30,9 +30,9 @@
  * The budget (--locks-max-rate): time in periods (100 ms to 1 s); in a
  * period over the budget the entry probes are open for a fraction f of
  * it, at a random offset, the exit probes as long again past it (5 to 20
- * ms: the waits begun while the entries were open end while their exits
- * are watched; longer ones are lost, counted), and closed the rest: a
- * closed uprobe traps no more (a disabled one still would).
+ * ms) and then while a wait begun in the window is still seen waiting, to
+ * the period's end (longer ones are lost, counted), and closed the rest:
+ * a closed uprobe traps no more (a disabled one still would).
  * f follows the hits the kernel counted in the last period (f * budget /
  * hits), never below MIN_FRACTION.  A wait begun in a period watched for
  * on_ns of its len_ns weighs len_ns / on_ns (each function its own: its

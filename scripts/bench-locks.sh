@@ -11,8 +11,9 @@
 #                  SetBlockProfileRate(1), writing both profiles at the end
 #
 # Prints the median work time of each, its slowdown against none, and for
-# the pmuprof ways pmuprof's own CPU time and peak memory (/usr/bin/time),
-# with the waits it recorded.
+# the pmuprof ways (attached to the program, so that /usr/bin/time counts
+# pmuprof alone) pmuprof's own CPU time and peak memory, with the waits it
+# recorded (scaled) against the contended Locks the program counted.
 #
 # Usage: scripts/bench-locks.sh [ROUNDS] [N]   (default 5 rounds, -n 600;
 # rounds alternate the ways, each round starting with the next; medians).
@@ -38,17 +39,22 @@ fi
 el() { sed -n 's/^elapsed \([0-9]*\)$/\1/p' "$1"; }
 run() { # WAY
 	case $1 in
-	none) "$b" -n "$n" >"$d/out" ;;
+	none) "$b" -n "$n" -delay 500ms >"$d/out" ;;
 	locks | locks-all)
 		r=
 		[ "$1" = locks-all ] && r="--locks-max-rate 0"
+		# attached (the work starts after -delay): /usr/bin/time then measures pmuprof alone
+		"$b" -n "$n" -delay 500ms >"$d/out" &
+		p=$!
+		sleep 0.1
 		# shellcheck disable=SC2086
-		/usr/bin/time -f "time %U %S %M" -o "$d/time" "$PMUPROF" record -q --locks $r -o "$d/l.pb.gz" -- "$b" -n "$n" >"$d/out" 2>"$d/err"
+		/usr/bin/time -f "time %U %S %M" -o "$d/time" "$PMUPROF" record -q --locks $r -p $p -o "$d/l.pb.gz" 2>"$d/err"
+		wait $p
 		awk -v w="$1" '$1 == "time" { printf "%s-cpu %.0f\n%s-rss %d\n", w, ($2 + $3) * 1000, w, $4 }' "$d/time"
 		w=$("$PMUPROF" report -i "$d/l.pb.gz" --sample-index contentions 2>/dev/null | sed -n 's/^# total contentions: \([0-9]*\)$/\1/p')
 		echo "$1-waits ${w:-0}"
 		;;
-	runtime-rate1) "$b" -n "$n" -rate 1 -prof "$d/mutex.pb.gz" -block "$d/block.pb.gz" >"$d/out" ;;
+	runtime-rate1) "$b" -n "$n" -delay 500ms -rate 1 -prof "$d/mutex.pb.gz" -block "$d/block.pb.gz" >"$d/out" ;;
 	esac
 	echo "$1 $(el "$d/out")"
 	sed -n 's/^truth [^ ]* [0-9]* [0-9]* [0-9]* \([0-9]*\)$/contended \1/p' "$d/out"
