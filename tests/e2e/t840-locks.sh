@@ -36,9 +36,10 @@
 #     not watched) not checked;
 #   - against the program's own block profile (the runtime's, rate 1, the
 #     same run): the delay's split within 5 pp of its, and at least its
-#     total (it counts the sleep in the semaphore only).  Its contention
-#     count is not comparable: it counts the waits that slept (about one
-#     in seven here), pmuprof every slow-path Lock.
+#     total (it counts the sleep in the semaphore only); its contentions
+#     (the Locks that slept in the semaphore; pmuprof's, every slow-path
+#     Lock: 95-96 % of its in runs here) within 10 % in all, the sites'
+#     shares within 5 pp.
 . "$(dirname "$0")/lib.sh"
 export LC_ALL=C
 need_perf
@@ -154,6 +155,25 @@ for b in go126 go go127; do
 	case $r in
 	*" ok") pass "$n" ;;
 	*) fail "$n" "$r" ;;
+	esac
+	# the contentions against the block profile's (its Lock stacks: one per
+	# Lock that slept in the semaphore; pmuprof's, one per slow-path Lock):
+	# the total within 10 %, the sites' shares within 5 pp
+	"$PMUPROF" report -i "$T/$n.pb.gz" --folded --sample-index contentions 2>/dev/null >"$T/$n.contentions"
+	gotool tool pprof -traces -sample_index=contentions "$T/$n.block.pb.gz" 2>/dev/null >"$T/$n.ctraces"
+	r=$(awk 'FILENAME ~ /contentions$/ { if ($0 ~ /;main\.siteA;/) a += $NF; else if ($0 ~ /;main\.siteB;/) b += $NF; next }
+		/^-----/ { if (lock && site == "main.siteA") ra += v; if (lock && site == "main.siteB") rb += v; lock = 0; site = ""; next }
+		{ f = $1 } $1 ~ /^[0-9]+$/ && NF >= 2 { v = $1; f = $2 }
+		f == "sync.(*Mutex).Lock" { lock = 1 } f ~ /^main\.site[AB]$/ { site = f }
+		END { if (lock && site == "main.siteA") ra += v; if (lock && site == "main.siteB") rb += v
+			if (a + b == 0 || ra + rb == 0) { print "none BAD"; exit }
+			p = 100 * a / (a + b); q = 100 * ra / (ra + rb)
+			printf "contentions %d, the runtime'"'"'s %d (%.1f %%); site A share %.1f %%, the runtime'"'"'s %.1f %%", a + b, ra + rb, 100 * (a + b) / (ra + rb), p, q
+			print (p - q < 5 && q - p < 5 && a + b >= 0.9 * (ra + rb) && a + b <= 1.1 * (ra + rb)) ? " ok" : " BAD" }' "$T/$n.contentions" "$T/$n.ctraces")
+	echo "# $n-contentions: $r"
+	case $r in
+	*" ok") pass "$n-contentions" ;;
+	*) fail "$n-contentions" "$r" ;;
 	esac
 	# RWMutex (Go 1.20+: its two semaphore functions): six readers, two
 	# writers; each side's delay within 80-105 % of the time it measured
