@@ -807,6 +807,30 @@ static void flush(struct session *s, struct locks *st, bool all)
 	}
 }
 
+/*
+ * Is the sample's process a target?  Attached: one of them; launched:
+ * the command, or a process whose maps the session knows (its children,
+ * followed) -- but for a capture, which loads the maps of any process
+ * before its first sample, the command only.  Logged in a capture.
+ */
+static bool ours(struct session *s, const struct pm_rec_sample *smp)
+{
+	pid_t pid = (pid_t)smp->pid;
+	uint64_t v = 0;
+
+	if (!s->replay) {
+		if (s->attach) {
+			for (size_t i = 0; i < pm_att_nprocs(s) && !v; i++)
+				v = pm_att_pid(s, i) == pid;
+		} else {
+			v = pid == s->cmd_pid || (!s->cap && pm_maps_find(s->maps, pid, smp->ip));
+		}
+	}
+	if (pm_cap_value(s, pid, PM_CAP_KEY_LOCKS_PERIODS + 48, &v, sizeof(v)) < 0)
+		v = pm_maps_find(s->maps, pid, smp->ip) != NULL; /* a capture without it */
+	return v != 0;
+}
+
 static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sample *smp)
 {
 	struct locks *st = pm_src_state(s, &pm_src_locks);
@@ -825,7 +849,7 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 	if (st->nd)
 		flush(s, st, st->nd >= MAX_WAITING);
 	/* the probes are CPU-wide: another process running the same binary is not ours */
-	if (!pm_maps_find(s->maps, (pid_t)smp->pid, smp->ip)) {
+	if (!ours(s, smp)) {
 		st->others++;
 		if (s->cap)
 			s->keep = 0;
