@@ -55,7 +55,7 @@
  * (a capture logs them there, so that a replay weighs the same), and a
  * wait is added to the profile once its period is final.
  */
-#define NFN 3 /* the functions watched (fns[]): each its own weight */
+#define NFN 4 /* the functions watched (fns[]): each its own weight */
 struct period {
 	uint64_t start;
 	double w[NFN];
@@ -76,10 +76,19 @@ static const struct lockfn {
 	const char *name, *name24; /* name24: from Go 1.24, when it differs */
 	unsigned off;
 	bool optional; /* absent when the program never waits that way */
+	/*
+	 * callee: the probes are at the one call of it inside the function
+	 * and at its return address (the sleep of a runtime lock), not at
+	 * the entry and epilogue; no address from Go 1.24 (AX is the sleep's
+	 * duration there, not the lock: the label says "runtime")
+	 */
+	const char *callee, *callee24;
 } fns[] = {
-	{ "sync.(*Mutex).lockSlow", "internal/sync.(*Mutex).lockSlow", 0, false },
-	{ "sync.runtime_SemacquireRWMutexR", NULL, 12, true }, /* RLock waits for a writer */
-	{ "sync.runtime_SemacquireRWMutex", NULL, 8, true },   /* Lock waits for the readers */
+	{ "sync.(*Mutex).lockSlow", "internal/sync.(*Mutex).lockSlow", 0, false, NULL, NULL },
+	{ "sync.runtime_SemacquireRWMutexR", NULL, 12, true, NULL, NULL }, /* RLock waits for a writer */
+	{ "sync.runtime_SemacquireRWMutex", NULL, 8, true, NULL, NULL },   /* Lock waits for the readers */
+	/* a runtime lock's sleep: futexsleep (Go 1.19-1.23), semasleep (1.24 on) */
+	{ "runtime.lock2", NULL, 0, true, "runtime.futexsleep", "runtime.semasleep" },
 };
 _Static_assert(PM_ARRAY_SIZE(fns) == NFN, "a weight per function watched");
 
@@ -196,6 +205,47 @@ static uint64_t exit_addr(const struct pm_elf *e, uint64_t entry, uint64_t probe
 	return hits == 1 ? hit : 0;
 }
 
+/* The index of the function @name in @go's table, -1 if none. */
+static long find_func(const struct pm_go *go, const char *name)
+{
+	for (size_t i = 0; i < pm_go_nfuncs(go) && i < 2000000; i++) {
+		const char *f = pm_go_func_name(go, (long)i);
+
+		if (f && !strcmp(f, name))
+			return (long)i;
+	}
+	return -1;
+}
+
+/*
+ * The one "call rel32" to @callee in the function at @entry (up to the
+ * next function's entry, @end): its address, 0 if none or several.
+ */
+static uint64_t call_site(const struct pm_elf *e, uint64_t entry, uint64_t end, uint64_t callee)
+{
+	const uint8_t *b;
+	uint64_t site = 0;
+	unsigned hits = 0;
+
+	if (end <= entry || end - entry > 65536)
+		return 0;
+	b = pm_elf_vaddr_bytes(e, entry, (size_t)(end - entry));
+	if (!b)
+		return 0;
+	for (uint64_t i = 0; i + 5 <= end - entry; i++) {
+		int32_t rel;
+
+		if (b[i] != 0xe8)
+			continue;
+		memcpy(&rel, b + i + 1, 4);
+		if (entry + i + 5 + (uint64_t)(int64_t)rel == callee) {
+			site = entry + i;
+			hits++;
+		}
+	}
+	return hits == 1 ? site : 0;
+}
+
 /*
  * The entry and exit probes on @path's function fns[@k]: 0, 1 when it is
  * optional and absent, -1 with @err.
@@ -224,12 +274,7 @@ static int probes_for(const char *path, size_t k, struct pm_evt_spec *in, struct
 		goto out;
 	}
 	fn = minor >= 24 && fns[k].name24 ? fns[k].name24 : fns[k].name;
-	for (size_t i = 0; i < pm_go_nfuncs(go) && i < 2000000 && fi < 0; i++) {
-		const char *f = pm_go_func_name(go, (long)i);
-
-		if (f && !strcmp(f, fn))
-			fi = (long)i;
-	}
+	fi = find_func(go, fn);
 	if (fi < 0 && fns[k].optional) {
 		rc = 1;
 		goto out;
@@ -245,6 +290,27 @@ static int probes_for(const char *path, size_t k, struct pm_evt_spec *in, struct
 		goto out;
 	}
 	probe_va = pm_elf_offset_to_vaddr(e, in->config2);
+	if (fns[k].callee) { /* the call of the sleep and its return, in the same segment */
+		const char *cn = minor >= 24 && fns[k].callee24 ? fns[k].callee24 : fns[k].callee;
+		long ci = find_func(go, cn);
+		uint64_t end = fi + 1 < (long)pm_go_nfuncs(go) ? pm_go_func_entry(go, fi + 1) : 0;
+		uint64_t site = ci >= 0 && end ? call_site(e, entry, end, pm_go_func_entry(go, ci)) : 0;
+
+		if (!site || probe_va <= 0 || site < (uint64_t)probe_va) {
+			snprintf(err, errlen, "%s: the call of %s in %s not found in its code", path, cn,
+				 fn);
+			goto out;
+		}
+		in->config2 += site - (uint64_t)probe_va;
+		*out = *in;
+		out->config2 = in->config2 + 5;
+		snprintf(in->symbol, sizeof(in->symbol), "%s+0x%" PRIx64, fn, site - entry);
+		snprintf(in->name, sizeof(in->name), "uprobe:%.40s+0x%" PRIx64, fn, site - entry);
+		snprintf(out->symbol, sizeof(out->symbol), "%s+0x%" PRIx64, fn, site + 5 - entry);
+		snprintf(out->name, sizeof(out->name), "uprobe:%.40s+0x%" PRIx64, strrchr(fn, '.') + 1,
+			 site + 5 - entry);
+		goto args;
+	}
 	ex = probe_va > 0 ? exit_addr(e, entry, (uint64_t)probe_va) : 0;
 	if (!ex || pm_go_find(go, ex) != fi) {
 		snprintf(err, errlen, "%s: the return of %s not found in its code", path, fn);
@@ -255,6 +321,7 @@ static int probes_for(const char *path, size_t k, struct pm_evt_spec *in, struct
 	snprintf(out->symbol, sizeof(out->symbol), "%s+0x%" PRIx64, fn, ex - entry);
 	snprintf(out->name, sizeof(out->name), "uprobe:%.40s+0x%" PRIx64, strrchr(fn, '.') + 1,
 		 ex - entry);
+args:
 	snprintf(in->fetchargs, sizeof(in->fetchargs), "g=%%r14:u64 m=%%ax:u64");
 	snprintf(out->fetchargs, sizeof(out->fetchargs), "g=%%r14:u64");
 	for (int i = 0; i < 2; i++) {
@@ -353,7 +420,10 @@ static bool locks_claim(struct session *s, size_t e, const char *name)
 		const char *last = strrchr(fns[k].name, '.') + 1, *plus = strchr(name, '+');
 		size_t l = strlen(last);
 
-		if (!strcmp(name, fns[k].name) || (fns[k].name24 && !strcmp(name, fns[k].name24))) {
+		size_t ln = strlen(fns[k].name);
+
+		if (!strcmp(name, fns[k].name) || (fns[k].name24 && !strcmp(name, fns[k].name24)) ||
+		    (fns[k].callee && !strncmp(name, fns[k].name, ln) && name[ln] == '+')) {
 			s->kind[e] = KIND_ENTRY + (int)k * KIND_FN;
 			return true;
 		}
@@ -701,7 +771,10 @@ static uint32_t waiter_tag(struct locks *st, pid_t tid, uint64_t mutex)
 	w = &st->pair[st->npair];
 	w->tid = tid;
 	w->mutex = mutex;
-	snprintf(w->label, sizeof(w->label), "0x%" PRIx64, mutex);
+	if (mutex)
+		snprintf(w->label, sizeof(w->label), "0x%" PRIx64, mutex);
+	else
+		snprintf(w->label, sizeof(w->label), "runtime");
 	st->slot[h] = (uint32_t)++st->npair;
 	return WAITER_TAG | (uint32_t)(st->npair - 1);
 }
@@ -764,6 +837,8 @@ static void entry_sample(struct session *s, struct locks *st, const struct pm_re
 	wt->tid = (pid_t)smp->tid;
 	wt->g = g;
 	wt->mutex = pm_le64(smp->raw + 24) - fns[fn].off; /* the lock's own address */
+	if (fns[fn].callee && pm_le64(smp->raw + 24) == UINT64_MAX)
+		wt->mutex = 0; /* semasleep(-1): the runtime lock's address is not known */
 	wt->time = smp->time;
 	wt->fn = (unsigned)fn;
 	wt->n = k;

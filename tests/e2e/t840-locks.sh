@@ -55,6 +55,7 @@ judge() {
 		"$PMUPROF" report -i "$pb" --folded --sample-index $si 2>/dev/null >"$T/$n.$si"
 	done
 	r=$(awk -v out="$out" '
+		/runtime\.lock2/ { next } # a runtime lock sleep (t842), not the mutexes
 		FILENAME ~ /contentions$/ { v = $NF; if ($0 ~ /;main\.siteA;/) ca += v; else if ($0 ~ /;main\.siteB;/) cb += v; if ($0 ~ /main\.lonely/) ql += v; next }
 		{ v = $NF; if ($0 ~ /;main\.siteA;/) da += v; else if ($0 ~ /;main\.siteB;/) db += v; if ($0 ~ /main\.lonely/) ql += v }
 		END {
@@ -83,7 +84,7 @@ judge() {
 	*) fail "$n" "$r" ;;
 	esac
 	# the mutex label: every wait's, the contended mutex's address (as the fixture prints it)
-	gotool tool pprof -tags -sample_index=contentions "$pb" 2>/dev/null |
+	gotool tool pprof -tags -sample_index=contentions -ignore='runtime\.lock2' "$pb" 2>/dev/null |
 		awk '/^ *[a-z]+: Total/ { k = $1 } k == "mutex:" && $NF ~ /^0x/ { print $NF, $1 }' >"$T/$n.mutex"
 	mu=$(awk '$1 == "addr" && $2 == "mu" { print $3 }' "$out")
 	echo "# $n: mutex labels (address, contentions): $(tr '\n' ' ' <"$T/$n.mutex")(mu $mu)"
@@ -184,7 +185,7 @@ for b in go126 go go127; do
 		n=$b-rwmutex
 		"$PMUPROF" record --locks --locks-max-rate 0 -o "$T/$n.pb.gz" -- "$d/locks-stripped" -rw 200 >"$T/$n.out" 2>"$T/$n.err"
 		"$PMUPROF" report -i "$T/$n.pb.gz" --folded --sample-index delay 2>/dev/null >"$T/$n.delay"
-		gotool tool pprof -tags -sample_index=contentions "$T/$n.pb.gz" 2>/dev/null |
+		gotool tool pprof -tags -sample_index=contentions -ignore='runtime\.lock2' "$T/$n.pb.gz" 2>/dev/null |
 			awk '/^ *[a-z]+: Total/ { k = $1 } k == "mutex:" && $NF ~ /^0x/ { print $NF }' >"$T/$n.mutex"
 		r=$(awk -v out="$T/$n.out" -v mx="$(tr '\n' ' ' <"$T/$n.mutex")" '
 			/(^|;)main\.reader;.*;sync\.runtime_SemacquireRWMutexR / { rd += $NF }

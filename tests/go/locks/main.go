@@ -16,6 +16,10 @@
 // truth "truth main.reader|main.writer GOROUTINES LOCKS WAITED_NS" and
 // "addr rw 0x...".
 //
+// With -chan S instead, S goroutines send -n thousand values each on one
+// channel to four receivers, GOMAXPROCS 4: the channel's lock (a
+// runtime lock) contended ("truth chan S senders V values").
+//
 // -delay waits before the work (for a profiler to attach).  -prof FILE
 // and -block FILE write the program's own mutex and block profiles at
 // the end (with -rate 1: SetMutexProfileFraction(1) and
@@ -50,6 +54,7 @@ var (
 	block = flag.String("block", "", "write the program's own block profile here")
 
 	rwn = flag.Int("rw", 0, "instead: RWMutex rounds per goroutine (6 readers, 2 writers)")
+	chn = flag.Int("chan", 0, "instead: this many senders and 4 receivers on one channel, GOMAXPROCS 4, -n thousand values each")
 
 	rw     sync.RWMutex
 	rwait  [2]int64 // readers, writers
@@ -165,6 +170,46 @@ func rwphase() {
 	fmt.Printf("addr rw %p\n", &rw)
 }
 
+// sender sends *n thousand values on c.
+//
+//go:noinline
+func sender(c chan int, wg *sync.WaitGroup) {
+	defer wg.Done()
+	for i := 0; i < *n*1000; i++ {
+		c <- i
+	}
+}
+
+// receiver takes values from c until it is closed.
+//
+//go:noinline
+func receiver(c chan int, wg *sync.WaitGroup) {
+	defer wg.Done()
+	for range c {
+	}
+}
+
+// chanphase: *chn senders and 4 receivers on one channel, GOMAXPROCS 4:
+// the channel's lock (a runtime lock) contended, its waiters asleep in
+// the runtime's lock2.
+func chanphase() {
+	runtime.GOMAXPROCS(4)
+	c := make(chan int, 8)
+	var ws, wr sync.WaitGroup
+	ws.Add(*chn)
+	wr.Add(4)
+	for i := 0; i < 4; i++ {
+		go receiver(c, &wr)
+	}
+	for i := 0; i < *chn; i++ {
+		go sender(c, &ws)
+	}
+	ws.Wait()
+	close(c)
+	wr.Wait()
+	fmt.Printf("truth chan %d senders %d values\n", *chn, *chn**n*1000)
+}
+
 func write(name, file string) {
 	if file == "" {
 		return
@@ -189,6 +234,11 @@ func main() {
 	time.Sleep(*delay)
 	if *rwn > 0 {
 		rwphase()
+		return
+	}
+	if *chn > 0 {
+		chanphase()
+		write("mutex", *prof)
 		return
 	}
 	start := time.Now()
