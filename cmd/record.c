@@ -55,7 +55,7 @@ static const struct pm_opt record_opts[] = {
 	{ OPT_MEMPROFILERATE, "memprofilerate", "BYTES",
 	  "with -p: set the targets' runtime.MemProfileRate while recording (--alloc; restored at the end)" },
 	{ OPT_LOCKS, "locks", NULL,
-	  "sample contended sync.Mutex/RWMutex locks: the waiter's stack, the time waited (no CPU events without -e)" },
+	  "sample contended sync.Mutex/RWMutex locks and runtime-lock sleeps: the waiter's stack, the time waited (no CPU events without -e)" },
 	{ OPT_LOCKS_MAX_RATE, "locks-max-rate", "HITS",
 	  "--locks: lock probe hits per second above which the probes watch part of the time, counts scaled (default 1000, 0: no limit)" },
 	{ OPT_NO_DROP_PRIVILEGES, "no-drop-privileges", NULL,

@@ -988,7 +988,7 @@ static void locks_profile_tail(struct session *s, struct pm_profile *p)
 	st->still += st->nw;
 	while (st->nw)
 		drop(st, &st->w[st->nw - 1]);
-	c = xasprintf("locks: %" PRIu64 " contended locks (sync.Mutex, RWMutex), %" PRIu64
+	c = xasprintf("locks: %" PRIu64 " contended locks (sync.Mutex, RWMutex, runtime-lock sleeps), %" PRIu64
 		      " ns waited; not counted: %" PRIu64 " still waiting at the end, %" PRIu64
 		      " waiting before the start, %" PRIu64 " lost, %" PRIu64 " unreadable; %" PRIu64
 		      " without a mutex label",

@@ -20,6 +20,11 @@
  * entry without an exit at the end are counted in the profile's
  * comments, not guessed.
  *
+ * The runtime's own locks: two probes in runtime.lock2, at its one call
+ * of the sleep (futexsleep to Go 1.23, semasleep from 1.24: found in its
+ * code) and at the return address; a sample per sleep, the lock's address
+ * from futexsleep's argument (semasleep's is a duration: "runtime").
+ *
  * The budget (--locks-max-rate, hits per second): the probes open per CPU
  * for every process (attach.h, pm_att_cpuwide()) so that they can be
  * closed (a disabled uprobe still traps); above the budget its timer
