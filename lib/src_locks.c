@@ -55,7 +55,7 @@
  * (a capture logs them there, so that a replay weighs the same), and a
  * wait is added to the profile once its period is final.
  */
-#define NFN 4 /* the functions watched (fns[]): each its own weight */
+#define NFN 5 /* the functions watched (fns[]): each its own weight */
 struct period {
 	uint64_t start;
 	double w[NFN];
@@ -83,13 +83,23 @@ static const struct lockfn {
 	 * duration there, not the lock: the label says "runtime")
 	 */
 	const char *callee, *callee24;
+	unsigned upto; /* watched up to this Go 1.x only (0: all) */
 } fns[] = {
-	{ "sync.(*Mutex).lockSlow", "internal/sync.(*Mutex).lockSlow", 0, false, NULL, NULL },
-	{ "sync.runtime_SemacquireRWMutexR", NULL, 12, true, NULL, NULL }, /* RLock waits for a writer */
-	{ "sync.runtime_SemacquireRWMutex", NULL, 8, true, NULL, NULL },   /* Lock waits for the readers */
+	{ "sync.(*Mutex).lockSlow", "internal/sync.(*Mutex).lockSlow", 0, false, NULL, NULL, 0 },
+	{ "sync.runtime_SemacquireRWMutexR", NULL, 12, true, NULL, NULL, 0 }, /* RLock waits for a writer */
+	{ "sync.runtime_SemacquireRWMutex", NULL, 8, true, NULL, NULL, 0 },   /* Lock waits for the readers */
 	/* a runtime lock's sleep: futexsleep (Go 1.19-1.23), semasleep (1.24 on) */
-	{ "runtime.lock2", NULL, 0, true, "runtime.futexsleep", "runtime.semasleep" },
+	{ "runtime.lock2", NULL, 0, true, "runtime.futexsleep", "runtime.semasleep", 0 },
+	/*
+	 * Go 1.19: RLock and a writer waiting for the readers sleep in the
+	 * Mutex's semaphore function, which lockSlow calls too (those calls,
+	 * inside a watched lockSlow, are left out); the label is the
+	 * semaphore's address (the RWMutex + 12 for RLock, + 8 for a writer:
+	 * the function gets the semaphore, not which)
+	 */
+	{ "sync.runtime_SemacquireMutex", NULL, 0, true, NULL, NULL, 19 },
 };
+#define FN_SEMA119 4 /* fns[] index of the last */
 _Static_assert(PM_ARRAY_SIZE(fns) == NFN, "a weight per function watched");
 
 /* values per stack: contended locks, nanoseconds waited */
@@ -143,7 +153,7 @@ struct locks {
 	size_t nd, dcap;
 	bool sampled;        /* a period watched in part: the waits are a sample */
 	double carry, scaled; /* the contentions' fraction not yet given, their scaled total */
-	uint64_t unwatched_exit, others;
+	uint64_t unwatched_exit, others, nested;
 };
 
 /* Length of "add rsp, imm; [pop rbp;] ret" at @b (with @left bytes), 0 if not one. */
@@ -271,6 +281,10 @@ static int probes_for(const char *path, size_t k, struct pm_evt_spec *in, struct
 	ver = pm_go_version(go);
 	if (!ver || sscanf(ver, "go%u.%u", &major, &minor) != 2 || major != 1 || minor < 17) {
 		snprintf(err, errlen, "Go version '%s' of %s is not known", ver ? ver : "", path);
+		goto out;
+	}
+	if (fns[k].upto && minor > fns[k].upto) {
+		rc = 1; /* a later Go: not this way */
 		goto out;
 	}
 	fn = minor >= 24 && fns[k].name24 ? fns[k].name24 : fns[k].name;
@@ -407,6 +421,13 @@ static void locks_adjust_attr(struct session *s, size_t e, struct perf_event_att
 	if (s->kind[e] & KIND_EXIT) { /* its time and goroutine are all it needs */
 		a->exclude_callchain_user = 1;
 		a->sample_stack_user = 8;
+	} else if ((size_t)s->kind[e] / KIND_FN == FN_SEMA119 && a->sample_stack_user > 1024) {
+		/*
+		 * Go 1.19's semaphore function: most of its calls are lockSlow's,
+		 * left out; the others' frames past the copy are read from the
+		 * program (1 KiB: a quarter of the ring's room a call)
+		 */
+		a->sample_stack_user = 1024;
 	}
 }
 
@@ -794,6 +815,16 @@ static void entry_sample(struct session *s, struct locks *st, const struct pm_re
 	uint64_t g = pm_le64(smp->raw + 16);
 	size_t n, k = 0;
 
+	wt = find(st, (pid_t)smp->pid, g);
+	if (wt && wt->fn != fn) {
+		/*
+		 * inside another wait watched: a runtime lock's sleep in the
+		 * semaphore of a lockSlow, or (Go 1.19) lockSlow's own call of
+		 * the semaphore function: its time is that wait's already
+		 */
+		st->nested++;
+		return;
+	}
 	pm_ses_walk(s, smp, &w);
 	n = w.n;
 	if (s->cap)
@@ -937,6 +968,8 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 	if (s->cap)
 		s->keep = 0;
 	wt = find(st, (pid_t)smp->pid, pm_le64(smp->raw + 16));
+	if (wt && wt->fn != k)
+		return; /* the exit of a wait inside another (entry_sample()) */
 	if (!wt) { /* it began to wait before the recording, or while the entries were closed */
 		if (st->sampled)
 			st->unwatched_exit++;
@@ -991,9 +1024,9 @@ static void locks_profile_tail(struct session *s, struct pm_profile *p)
 	c = xasprintf("locks: %" PRIu64 " contended locks (sync.Mutex, RWMutex, runtime-lock sleeps), %" PRIu64
 		      " ns waited; not counted: %" PRIu64 " still waiting at the end, %" PRIu64
 		      " waiting before the start, %" PRIu64 " lost, %" PRIu64 " unreadable; %" PRIu64
-		      " without a mutex label",
+		      " without a mutex label; %" PRIu64 " inside another wait",
 		      st->samples, st->total_ns, st->still, st->unpaired_exit, st->lost, st->bad,
-		      st->unlabelled);
+		      st->unlabelled, st->nested);
 	pm_prof_add_comment(p, c);
 	free(c);
 	if (st->sampled) {

@@ -25,6 +25,10 @@
  * code) and at the return address; a sample per sleep, the lock's address
  * from futexsleep's argument (semasleep's is a duration: "runtime").
  *
+ * Go 1.19's RLock and writer waits: two probes on the Mutex's semaphore
+ * function (sync.runtime_SemacquireMutex), its calls inside a watched
+ * lockSlow left out.
+ *
  * The budget (--locks-max-rate, hits per second): the probes open per CPU
  * for every process (attach.h, pm_att_cpuwide()) so that they can be
  * closed (a disabled uprobe still traps); above the budget its timer
