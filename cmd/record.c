@@ -23,8 +23,9 @@ enum { OPT_NO_CALLCHAIN = 360 }; /* performance */
 
 enum { OPT_ALL_FRAMES = 370 }; /* the frames Go's tracebacks hide */
 
-enum { OPT_ALLOC = 380, OPT_MEMPROFILERATE }; /* allocations */
-enum { OPT_LOCKS = 390, OPT_LOCKS_MAX_RATE }; /* lock contention */
+enum { OPT_ALLOC = 380, OPT_MEMPROFILERATE, OPT_INUSE }; /* allocations, the live heap */
+enum { OPT_LOCKS = 390, OPT_LOCKS_MAX_RATE };          /* lock contention */
+enum { OPT_OFF_CPU = 395 };                            /* off-CPU time */
 
 #define DEFAULT_CREATORS 8 /* --creators without =N */
 #define DEFAULT_WALL_HZ 20 /* --wall without =HZ */
@@ -54,10 +55,14 @@ static const struct pm_opt record_opts[] = {
 	  "sample the allocations Go's runtime samples for its heap profile (no CPU events without -e)" },
 	{ OPT_MEMPROFILERATE, "memprofilerate", "BYTES",
 	  "with -p: set the targets' runtime.MemProfileRate while recording (--alloc; restored at the end)" },
+	{ OPT_INUSE, "inuse", NULL,
+	  "also the live heap: the Go runtime's heap records read at the end (no probes; no CPU events without -e)" },
 	{ OPT_LOCKS, "locks", NULL,
 	  "sample contended sync.Mutex/RWMutex locks and runtime-lock sleeps: the waiter's stack, the time waited (no CPU events without -e)" },
 	{ OPT_LOCKS_MAX_RATE, "locks-max-rate", "HITS",
 	  "--locks: lock probe hits per second above which the probes watch part of the time, counts scaled (default 1000, 0: no limit)" },
+	{ OPT_OFF_CPU, "off-cpu", NULL,
+	  "sample threads blocked in the kernel: kernel and Go stacks, the goroutine, the time off CPU (no CPU events without -e)" },
 	{ OPT_NO_DROP_PRIVILEGES, "no-drop-privileges", NULL,
 	  "under sudo, keep root for CMD and the files (default: SUDO_UID/SUDO_GID's)" },
 	{ 'q', "quiet", NULL, "no summary line" },
@@ -215,6 +220,9 @@ static int record_opt(int key, const char *arg, void *ctx)
 	case OPT_ALLOC:
 		r->cfg.alloc = true;
 		break;
+	case OPT_INUSE:
+		r->cfg.inuse = true;
+		break;
 	case OPT_LOCKS:
 		r->cfg.locks = true;
 		break;
@@ -227,6 +235,9 @@ static int record_opt(int key, const char *arg, void *ctx)
 		}
 		r->cfg.locks_max_rate = v ? (int64_t)v : -1;
 		r->cfg.locks = true;
+		break;
+	case OPT_OFF_CPU:
+		r->cfg.off_cpu = true;
 		break;
 	case OPT_MEMPROFILERATE:
 		if (pm_opt_u64(arg, &v) < 0 || v == 0 || v > 0x7fffffffULL) {
@@ -377,6 +388,8 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	}
 	r.cfg.argv = first < argc ? argv + first : NULL;
+	/* tracefs (probes new threads inherit, tracepoints): mounted for pmuprof alone */
+	r.cfg.host_mntns = pm_evt_tracefs_mount();
 	if (r.cfg.argv)
 		want_ancestors(r.cfg.creators);
 	r.cfg.pids = r.pids;
@@ -394,6 +407,8 @@ int cmd_record(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	rc = pm_record_run(&r.cfg, &res);
+	if (r.cfg.host_mntns > 0)
+		close(r.cfg.host_mntns);
 	free(r.pids);
 	free(r.tids);
 	if (rc != PM_REC_OK) {

@@ -51,6 +51,8 @@ struct aproc {
 struct pm_att {
 	int *fds;
 	size_t nfds, capfds;
+	uint32_t *fdev;           /* the event of each fd */
+	size_t capfdev;
 	struct pm_ring **rings;   /* one per ring: per CPU */
 	size_t nrings;
 	int *cpus;
@@ -425,9 +427,11 @@ int pm_att_open_events(struct session *s, pid_t pid)
 	return 0;
 }
 
-static void add_fd(struct session *s, int fd)
+static void add_fd(struct session *s, int fd, int e)
 {
 	PM_GROW(s->att->fds, s->att->capfds, s->att->nfds + 1);
+	PM_GROW(s->att->fdev, s->att->capfdev, s->att->nfds + 1);
+	s->att->fdev[s->att->nfds] = (uint32_t)e;
 	s->att->fds[s->att->nfds++] = fd;
 }
 
@@ -490,7 +494,7 @@ static int open_thread(struct session *s, pid_t tid)
 			s->att->fail_ev = e;
 			break;
 		}
-		add_fd(s, fd);
+		add_fd(s, fd, e);
 		err = ring_for(s, i / (int)s->nev, fd);
 		if (!err && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) {
 			pm_idtab_put(&s->att->id_owner, id, (int32_t)tid);
@@ -642,11 +646,25 @@ int pm_att_attach_all(struct session *s)
 			return -1;
 		}
 	}
-	for (i = 0; i < s->att->nfds; i++)
-		if (ioctl(s->att->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0 && errno != ESRCH) {
-			pm_ses_err(s->res, PM_REC_ERR, "cannot enable the events: %s",
-				strerror(errno));
-			return -1;
+	/*
+	 * The ordered sources' events (the creation probe: a log of the
+	 * goroutines) first, on every thread, then the others: enabled one
+	 * thread after another, a goroutine made on a thread whose probe was
+	 * not on yet could run in samples of a thread already sampled, and
+	 * the log name its g's previous goroutine (seen: 3 samples in 22 000
+	 * of tests/go/shortlived attached).  A goroutine made before its
+	 * thread's probe was on is one made before the probe: the runtime's
+	 * list tells it.
+	 */
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < s->att->nfds; i++) {
+			if (pm_sources[s->src[s->att->fdev[i]]]->ordered != (k == 0))
+				continue;
+			if (ioctl(s->att->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0 && errno != ESRCH) {
+				pm_ses_err(s->res, PM_REC_ERR, "cannot enable the events: %s",
+					   strerror(errno));
+				return -1;
+			}
 		}
 	for (e = 0; e < s->nev; e++)
 		if (s->cpuwide[e] && pm_att_cpuwide(s, e, true) < 0)
@@ -1048,6 +1066,7 @@ void pm_att_close(struct session *s)
 		pm_evt_uprobe_undefine(&s->spec[i]);
 	free(s->att->rings);
 	free(s->att->fds);
+	free(s->att->fdev);
 	free(s->att->cpus);
 	for (i = 0; i < s->att->nprocs; i++) {
 		if (s->att->procs[i].pidfd >= 0)

@@ -290,6 +290,7 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 	uint64_t t0 = pm_now_ns();
 	size_t i;
 	int rc;
+	bool probed = false; /* the creation probe's events known */
 
 	*out = NULL;
 	memset(res, 0, sizeof(*res));
@@ -331,8 +332,6 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 		if (!s.mlog)
 			s.mlog = pm_mlog_new();
 		s.gor = pm_gor_new(&go);
-		if (pm_src_has_events(&s, &pm_src_creation))
-			pm_gor_probed(s.gor);
 	}
 	for (i = 0; i < s.nev; i++) {
 		s.attr[i] = *pm_data_attr_at(d, i);
@@ -366,6 +365,14 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 			}
 			continue;
 		}
+		/*
+		 * the events' owners are known once their EVENT records are read
+		 * (before the first record of the recording): the creation probe's
+		 * claims every event without one
+		 */
+		if (!probed && s.gor && pm_src_has_events(&s, &pm_src_creation))
+			pm_gor_probed(s.gor);
+		probed = true;
 		rc = pm_rec_decode(h, &s.layout, &r);
 		if (rc == 0)
 			pm_ses_feed(&s, h, &r);

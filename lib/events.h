@@ -170,6 +170,18 @@ long pm_evt_max_sample_rate(void);
  */
 const char *pm_evt_tracefs(void);
 
+/*
+ * added: where tracefs is not mounted and pmuprof runs as root (and
+ * $PMUPROF_TRACEFS is not set), mount it at /sys/kernel/tracing in a mount
+ * namespace of pmuprof's own (unshare(CLONE_NEWNS), slave to the caller's:
+ * nothing is left mounted when pmuprof exits).  Call while single-threaded,
+ * before any tracefs use.  Returns an fd (O_CLOEXEC) of the caller's mount
+ * namespace, for a command pmuprof starts to go back to before its exec;
+ * -EEXIST when tracefs is mounted already; another -errno when it cannot
+ * be mounted (then pm_evt_tracefs() stays NULL).
+ */
+int pm_evt_tracefs_mount(void);
+
 /* added: the sysfs PMU directory ($PMUPROF_SYSFS or /sys/bus/event_source/devices). */
 const char *pm_evt_sysfs(void);
 

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,6 +48,56 @@ const char *pm_evt_tracefs(void)
 	if (has_events_dir("/sys/kernel/debug/tracing"))
 		return "/sys/kernel/debug/tracing";
 	return NULL;
+}
+
+/*
+ * tracefs where it is not mounted: pmuprof (root) mounts it where only it
+ * sees it, in a mount namespace of its own whose mounts do not propagate
+ * back (MS_SLAVE), so nothing is left mounted on the machine when it exits.
+ * A command pmuprof starts goes back to the caller's namespace before its
+ * exec (pm_target_spawn*(), the fd returned here).
+ */
+int pm_evt_tracefs_mount(void)
+{
+	const char *v = getenv("PMUPROF_TRACEFS");
+	struct stat st;
+	int host, e;
+
+	if (pm_evt_tracefs())
+		return -EEXIST;
+	/* a root named by the user is used as it is, or not at all */
+	if ((v && *v) || geteuid() != 0)
+		return -EPERM;
+	if (stat("/sys/kernel/tracing", &st) || !S_ISDIR(st.st_mode))
+		return -ENOENT;
+	host = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (host < 0)
+		return -errno;
+	if (host < 3) { /* never 0..2 (callers take > 0 as "an fd") */
+		int h = fcntl(host, F_DUPFD_CLOEXEC, 3);
+
+		close(host);
+		if (h < 0)
+			return -errno;
+		host = h;
+	}
+	if (unshare(CLONE_NEWNS) < 0) {
+		e = errno;
+		close(host);
+		return -e;
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
+	    mount("nodev", "/sys/kernel/tracing", "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0 ||
+	    !pm_evt_tracefs()) {
+		e = errno ? errno : ENOENT;
+		if (setns(host, CLONE_NEWNS) < 0) {
+			/* still in a namespace of our own: harmless, tracefs just absent */
+		}
+		close(host);
+		return -e;
+	}
+	return host;
 }
 
 /* A path component from the user: letters, digits, '_', '-', '.', not "." or "..". */

@@ -965,18 +965,68 @@ static size_t probed_sample(struct pm_gor *g, struct pm_stacks *st,
 	return append_chain_tag(st, ids, n, cap, ch ? g->chainpool + ch->off : NULL, nc, tagv);
 }
 
+/*
+ * Without the probe: the creator chain (from the ancestors at g->anc_ptr,
+ * or the go statements) and the tag frame (goid, the labels at
+ * g->labels_ptr) of the goroutine @gi, read with its g, cached by g, goid
+ * and labels; appended to @ids.  An exited goroutine's labels are cleared:
+ * it keeps those it had alive.
+ */
+static size_t unprobed_tail(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
+			    const struct pm_gor_layout *l, struct pm_gor_info *gi, uint32_t *ids,
+			    size_t n, size_t cap)
+{
+	bool parent_mode = l->g_parent_goid && !good_ptr(g->anc_ptr);
+	uint64_t hv = mix(mix(mix(mix(0, (uint64_t)pid), gi->g), (uint64_t)gi->goid), g->labels_ptr);
+	struct centry *e = &g->cache[hv & (CACHE_SIZE - 1)];
+	struct centry *la = &g->last[mix(mix(mix(0, (uint64_t)pid), gi->g), (uint64_t)gi->goid) &
+				     (CACHE_SIZE - 1)];
+	const uint32_t *cids = g->tmp;
+	uint32_t tagv = 0;
+	size_t nc = 0;
+
+	if (parent_mode && g->o.creators) { /* kept for the chains of its children */
+		struct seen *s = seen_slot(g, seen_key(pid, gi->goid), true);
+		s->gopc = gi->gopc;
+		s->parent = gi->parent_goid;
+	}
+	if (!(e->pid == pid && e->g == gi->g && e->goid == gi->goid &&
+	      e->labels_ptr == g->labels_ptr && e->anc_ptr == g->anc_ptr && e->tag)) {
+		e->pid = pid;
+		e->g = gi->g;
+		e->goid = gi->goid;
+		e->labels_ptr = g->labels_ptr;
+		e->anc_ptr = g->anc_ptr;
+		pm_gor_read_extras(g, pid, l, gi);
+		e->tag = intern_tag(g, gi->goid, gi->labels, gi->nlabels) + 1;
+		e->chain = 0;
+		if (g->o.creators && !parent_mode) {
+			nc = gi->nancestors ? chain_ancestors(g, maps, st, pid, gi)
+					    : chain_gopc(g, maps, st, pid, gi);
+			e->chain = intern_chain(g, g->tmp, nc) + 1;
+		}
+	}
+	if (!gi->dead)
+		*la = *e;
+	else if (la->pid == pid && la->g == gi->g && la->goid == gi->goid && la->tag)
+		tagv = la->tag;
+	tagv = tagv ? tagv : e->tag;
+	nc = 0;
+	if (g->o.creators && parent_mode) {
+		nc = chain_gopc(g, maps, st, pid, gi);
+	} else if (e->chain) {
+		cids = g->chainpool + g->chains[e->chain - 1].off;
+		nc = g->chains[e->chain - 1].n;
+	}
+	return append_chain_tag(st, ids, n, cap, cids, nc, tagv);
+}
+
 static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 			 pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
 			 const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap)
 {
 	struct gproc *p = pm_gor_proc_of(g, pid);
 	struct pm_gor_info gi;
-	struct centry *e;
-	uint64_t hv;
-	size_t nc = 0;
-	const uint32_t *cids = g->tmp;
-	bool parent_mode;
-	uint32_t tagv;
 	int rc;
 
 	if (!find_layout(p, maps, pid, pcs, npcs) ||
@@ -1006,9 +1056,12 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 			g->labels_ptr = l->g_labels ? pm_le64(gb + l->g_labels) : 0;
 		}
 		g->st_inspect++;
+		g->last_rc = 0;
 		return probed_sample(g, st, p, pid, &gi, ids, n, cap);
 	}
 	rc = pm_gor_inspect_g(g, pid, tid, r14, sp, stack, stack_len, &gi);
+	g->last_rc = rc;
+	g->last_sys = rc == 0 && gi.on_system_stack;
 	switch (rc) {
 	case 0:
 		g->st_ok++;
@@ -1041,51 +1094,7 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	}
 	if (g->probes)
 		return probed_sample(g, st, p, pid, &gi, ids, n, cap);
-	parent_mode = p->l.g_parent_goid && !good_ptr(g->anc_ptr);
-	if (parent_mode) {
-		struct seen *s = seen_slot(g, seen_key(pid, gi.goid), true);
-		s->gopc = gi.gopc;
-		s->parent = gi.parent_goid;
-	}
-	hv = mix(mix(mix(mix(0, (uint64_t)pid), gi.g), (uint64_t)gi.goid), g->labels_ptr);
-	e = &g->cache[hv & (CACHE_SIZE - 1)];
-	if (!(e->pid == pid && e->g == gi.g && e->goid == gi.goid &&
-	      e->labels_ptr == g->labels_ptr && e->anc_ptr == g->anc_ptr && e->tag)) {
-		e->pid = pid;
-		e->g = gi.g;
-		e->goid = gi.goid;
-		e->labels_ptr = g->labels_ptr;
-		e->anc_ptr = g->anc_ptr;
-		pm_gor_read_extras(g, pid, &p->l, &gi);
-		e->tag = intern_tag(g, gi.goid, gi.labels, gi.nlabels) + 1;
-		e->chain = 0;
-		if (g->o.creators && !parent_mode) {
-			nc = gi.nancestors ? chain_ancestors(g, maps, st, pid, &gi)
-					   : chain_gopc(g, maps, st, pid, &gi);
-			e->chain = intern_chain(g, g->tmp, nc) + 1;
-		}
-	}
-	tagv = 0;
-	{
-		/* an exited goroutine's labels are cleared: it keeps those it had alive */
-		struct centry *la = &g->last[mix(mix(mix(0, (uint64_t)pid), gi.g), (uint64_t)gi.goid) &
-					     (CACHE_SIZE - 1)];
-		bool same = la->pid == pid && la->g == gi.g && la->goid == gi.goid && la->tag;
-
-		if (!gi.dead) {
-			*la = *e;
-		} else if (same) {
-			tagv = la->tag;
-		}
-	}
-	tagv = tagv ? tagv : e->tag;
-	if (g->o.creators && parent_mode) {
-		nc = chain_gopc(g, maps, st, pid, &gi);
-	} else if (e->chain) {
-		cids = g->chainpool + g->chains[e->chain - 1].off;
-		nc = g->chains[e->chain - 1].n;
-	}
-	return append_chain_tag(st, ids, n, cap, cids, nc, tagv);
+	return unprobed_tail(g, maps, st, pid, &p->l, &gi, ids, n, cap);
 }
 
 size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
@@ -1099,12 +1108,27 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 	g->unw_status = unw_status;
 	g->switch_bp = switch_bp;
 	g->sample_time = time;
+	g->last_rc = 1;
+	g->last_sys = false;
+	g->copy_used = false;
 	if (time > g->max_time)
 		g->max_time = time;
 	n = gor_sample(g, maps, st, pid, tid, r14, sp, stack, stack_len, pcs, npcs, ids, n, cap);
 	if (g->stats)
 		g->st_ns += pm_now_ns() - t0;
 	return n;
+}
+
+int pm_gor_last(const struct pm_gor *g, bool *sys)
+{
+	if (sys)
+		*sys = g && g->last_sys;
+	return g ? g->last_rc : 1;
+}
+
+bool pm_gor_used_copy(const struct pm_gor *g)
+{
+	return g && g->copy_used;
 }
 
 uint64_t pm_gor_location(struct pm_gor *g, struct pm_profile *p, const struct pm_stack_frame *f,
@@ -1221,11 +1245,6 @@ size_t pm_gor_frames_of(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks
 	struct gproc *p = pm_gor_proc_of(g, pid);
 	const struct pm_gor_layout *l = &p->l;
 	struct pm_gor_info gi;
-	struct centry *e;
-	const uint32_t *cids = g->tmp;
-	size_t nc = 0;
-	bool parent_mode;
-	uint64_t hv;
 
 	if (p->state != 1)
 		return n;
@@ -1259,36 +1278,5 @@ size_t pm_gor_frames_of(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks
 		}
 		g->anc_ptr = 0;
 	}
-	parent_mode = l->g_parent_goid && !good_ptr(g->anc_ptr);
-	if (parent_mode && g->o.creators) { /* kept for chains: only with creators */
-		struct seen *s = seen_slot(g, seen_key(pid, gi.goid), true);
-		s->gopc = gi.gopc;
-		s->parent = gi.parent_goid;
-	}
-	hv = mix(mix(mix(mix(0, (uint64_t)pid), gi.g), (uint64_t)gi.goid), g->labels_ptr);
-	e = &g->cache[hv & (CACHE_SIZE - 1)];
-	if (!(e->pid == pid && e->g == gi.g && e->goid == gi.goid &&
-	      e->labels_ptr == g->labels_ptr && e->anc_ptr == g->anc_ptr && e->tag)) {
-		e->pid = pid;
-		e->g = gi.g;
-		e->goid = gi.goid;
-		e->labels_ptr = g->labels_ptr;
-		e->anc_ptr = g->anc_ptr;
-		pm_gor_read_extras(g, pid, l, &gi);
-		e->tag = intern_tag(g, gi.goid, gi.labels, gi.nlabels) + 1;
-		e->chain = 0;
-		if (g->o.creators && !parent_mode) {
-			nc = gi.nancestors ? chain_ancestors(g, maps, st, pid, &gi)
-					   : chain_gopc(g, maps, st, pid, &gi);
-			e->chain = intern_chain(g, g->tmp, nc) + 1;
-		}
-	}
-	nc = 0;
-	if (g->o.creators && parent_mode) {
-		nc = chain_gopc(g, maps, st, pid, &gi);
-	} else if (e->chain) {
-		cids = g->chainpool + g->chains[e->chain - 1].off;
-		nc = g->chains[e->chain - 1].n;
-	}
-	return append_chain_tag(st, ids, n, cap, cids, nc, e->tag);
+	return unprobed_tail(g, maps, st, pid, l, &gi, ids, n, cap);
 }

@@ -169,6 +169,9 @@ struct pm_gor {
 	/* the creation log (probes on when the first creation was fed) */
 	bool probes;
 	unsigned unw_status; /* the walk of the sample being inspected (PM_UNW_*) */
+	int last_rc;         /* pm_gor_last(): what the last pm_gor_sample() found ... */
+	bool last_sys;       /* ... and whether that sample ran on the system stack */
+	bool copy_used;      /* ... and whether it compared the stack copy to its root */
 	uint64_t switch_bp;  /* ... and its BP where it switched off g0 */
 	uint64_t sample_time; /* ... and its time (the events' clock) */
 	uint64_t max_time;    /* the latest sample time processed */
@@ -201,7 +204,8 @@ int pm_gor_read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t l
 /*
  * The g of every goroutine @pid's runtime made (runtime.allgs, dead ones
  * too), in a new array: 0, or -ENOENT when the list cannot be found or
- * read (p->gomap: the binary it is in).
+ * read (p->gomap: the binary it is in), -EAGAIN when it changed while read
+ * three times.
  */
 int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n);
 

@@ -409,15 +409,31 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 	if (at == UINT64_MAX)
 		return -ENOENT;
 	at = (uint64_t)((int64_t)at + p->gomap->bias);
-	/* {ptr, len, cap}: a new array is made whole before it is published */
-	if (read1(g, pid, at, hdr, sizeof(hdr)) || !hdr[1] || hdr[1] > hdr[2] ||
-	    hdr[1] > ALLGS_MAX)
-		return -ENOENT;
-	len = (size_t)hdr[1];
-	b = xmalloc(len * 8);
-	if (read1(g, pid, hdr[0], b, len * 8)) {
+	/*
+	 * {ptr, len, cap}: a new array is made whole before it is published,
+	 * but append stores its three words one by one (the pointer last,
+	 * through the write barrier while the GC runs): a header read between
+	 * them names the old array with the new length, whose end is other
+	 * memory.  The header is read again after the array, and the list
+	 * taken only when both reads agree (three tries).
+	 */
+	for (int tries = 0;; tries++) {
+		uint64_t again[3];
+
+		if (read1(g, pid, at, hdr, sizeof(hdr)) || !hdr[1] || hdr[1] > hdr[2] ||
+		    hdr[1] > ALLGS_MAX)
+			return -ENOENT;
+		len = (size_t)hdr[1];
+		b = xmalloc(len * 8);
+		if (read1(g, pid, hdr[0], b, len * 8)) {
+			free(b);
+			return -ENOENT;
+		}
+		if (!read1(g, pid, at, again, sizeof(again)) && memcmp(again, hdr, sizeof(hdr)) == 0)
+			break;
 		free(b);
-		return -ENOENT;
+		if (tries == 2)
+			return -EAGAIN;
 	}
 	*gs = xmalloc(len * sizeof(**gs));
 	for (i = 0; i < len; i++)
@@ -662,6 +678,7 @@ static bool same_stack(struct pm_gor *g, pid_t pid, const uint8_t *gb, uint64_t 
 	uint8_t cur[256];
 	uint64_t hi = pm_le64(gb + 8), from;
 
+	g->copy_used = true; /* what the copy holds to its root decides: a capture keeps it */
 	if (!stack || hi <= sp || hi - sp > stack_len)
 		return false; /* the copy does not reach the root frames: cannot tell */
 	from = hi - sp > sizeof(cur) ? hi - sizeof(cur) : sp;
@@ -747,8 +764,11 @@ int pm_gor_inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint6
 	if (!m && on_stack) {
 		uint32_t st = (uint32_t)pm_le32(gb + l->g_status) & ~0x1000u;
 
+		/* _Gidle: no goroutine's (a g0 whose m could not be read): nothing validates */
+		if (st == 0)
+			return -EINVAL;
 		/* with the creation log, who ran on R14 then is known: no check needed */
-		if (st == 0 || (!g->probes && !same_stack(g, pid, gb, sp, stack, stack_len))) {
+		if (!g->probes && !same_stack(g, pid, gb, sp, stack, stack_len)) {
 			g->st_stale++;
 			return -ESTALE;
 		}

@@ -170,6 +170,20 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 		     size_t cap);
 
 /*
+ * What the last pm_gor_sample() found: 0 a user goroutine (*sys: the
+ * sample ran on g0 or gsignal for it), -ENOENT no goroutine runs on the
+ * thread (the scheduler, an idle M: m.curg is 0), another -errno when the
+ * goroutine could not be known, 1 when the process or the stack is not Go's.
+ */
+int pm_gor_last(const struct pm_gor *g, bool *sys);
+/*
+ * Did the last pm_gor_sample() compare the sample's stack copy, to its
+ * root, with the target's stack (a goroutine read after it left its
+ * thread)?  Then a capture keeps the whole copy, so that a replay decides
+ * the same.
+ */
+bool pm_gor_used_copy(const struct pm_gor *g);
+/*
  * Creators from outside: record's probe on goroutine creation (in
  * runtime.newproc.func1, right after newproc1 returns: the new g and its
  * goid, the creating g and its goid, read by the kernel at the probe), with

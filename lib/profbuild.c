@@ -99,11 +99,10 @@ static uint64_t hidden_loc(struct pm_profile *p, uint64_t mid, uint64_t full,
 struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_t dur)
 {
 	struct pm_profile *p = pm_prof_new();
-	size_t nframes = pm_stacks_nframes(s->stacks), nmaps = pm_maps_count(s->maps), i;
-	uint64_t *loc_of = xcalloc(nframes, sizeof(*loc_of));
-	struct hide *hid = s->cfg->all_frames ? NULL : xcalloc(nframes ? nframes : 1, sizeof(*hid));
-	uint64_t *map_of = xcalloc(nmaps ? nmaps : 1, sizeof(*map_of));
-	bool *map_unresolved = xcalloc(nmaps ? nmaps : 1, sizeof(bool));
+	size_t nframes, nmaps, i;
+	uint64_t *loc_of, *map_of;
+	struct hide *hid;
+	bool *map_unresolved;
 	/* as many as a stack can hold: user + kernel frames, cut marker, creators, tag */
 	uint64_t *locs = xmalloc(PM_ARRAY_SIZE(s->ids) * sizeof(*locs));
 	struct pm_frame fr[MAX_FRAMES_SYM];
@@ -116,6 +115,13 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 	for (e = 0; e < pm_nsources; e++) /* sample types, period, descriptions */
 		if (pm_sources[e]->profile_head)
 			pm_sources[e]->profile_head(s, p);
+	/* (after the heads: a source may add its stacks there, --inuse's last read) */
+	nframes = pm_stacks_nframes(s->stacks);
+	nmaps = pm_maps_count(s->maps);
+	loc_of = xcalloc(nframes ? nframes : 1, sizeof(*loc_of));
+	hid = s->cfg->all_frames ? NULL : xcalloc(nframes ? nframes : 1, sizeof(*hid));
+	map_of = xcalloc(nmaps ? nmaps : 1, sizeof(*map_of));
+	map_unresolved = xcalloc(nmaps ? nmaps : 1, sizeof(bool));
 	pm_prof_set_time(p, (int64_t)t0_wall, (int64_t)dur);
 	c = xasprintf("lost %" PRIu64 " samples", s->res->lost);
 	pm_prof_add_comment(p, c);

@@ -281,6 +281,7 @@ int pm_rec_decode(const struct perf_event_header *h, const struct pm_rec_layout 
 	case PERF_RECORD_LOST_SAMPLES:
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
+	case PERF_RECORD_SWITCH:
 		break;
 	default:
 		return 1;
@@ -314,6 +315,9 @@ int pm_rec_decode(const struct perf_event_header *h, const struct pm_rec_layout 
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		rc = rd64(&c, &out->lost.lost) ? -EINVAL : 0;
+		break;
+	case PERF_RECORD_SWITCH: /* no body: the thread's switch, in or out (misc), in sid */
+		rc = 0;
 		break;
 	default: /* THROTTLE, UNTHROTTLE */
 		rc = rd64(&c, &out->throttle.time) || rd64(&c, &out->throttle.id) ||

@@ -78,6 +78,11 @@ struct pm_rec_throttle {      /* THROTTLE and UNTHROTTLE */
 	uint64_t time, id, stream_id;
 };
 
+/*
+ * SWITCH (attr.context_switch, a per-thread event): no body; the thread in
+ * sid, out when misc has PERF_RECORD_MISC_SWITCH_OUT (and _PREEMPT when it
+ * stayed runnable), else in.
+ */
 struct pm_rec {
 	uint32_t type;            /* PERF_RECORD_* */
 	uint16_t misc;

@@ -102,10 +102,14 @@ struct drain {
 
 static void drain_init(struct drain *d, const struct session *s)
 {
-	d->n = pm_att_nrings(s);
-	d->rings = xcalloc(d->n ? d->n : 1, sizeof(*d->rings));
-	for (size_t i = 0; i < d->n; i++)
-		d->rings[i] = pm_att_ring(s, i);
+	size_t n = pm_att_nrings(s);
+
+	/* the rings there are (none with no events: --inuse alone) */
+	d->rings = xcalloc(n ? n : 1, sizeof(*d->rings));
+	d->n = 0;
+	for (size_t i = 0; i < n; i++)
+		if (pm_att_ring(s, i))
+			d->rings[d->n++] = pm_att_ring(s, i);
 	d->cur = xcalloc(d->n ? d->n : 1, sizeof(*d->cur));
 	d->hdr = xcalloc(d->n ? d->n : 1, sizeof(*d->hdr));
 	d->have = xcalloc(d->n ? d->n : 1, sizeof(*d->have));
@@ -320,8 +324,9 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 					strerror(errno));
 			goto out;
 		}
-		rc = s.owner ? pm_target_spawn_as(&tgt, path, cfg->argv, s.owner->uid, s.owner->gid)
-			     : pm_target_spawn(&tgt, path, cfg->argv);
+		rc = s.owner ? pm_target_spawn_as(&tgt, path, cfg->argv, s.owner->uid, s.owner->gid,
+						  cfg->host_mntns)
+			     : pm_target_spawn(&tgt, path, cfg->argv, cfg->host_mntns);
 		if (rc) {
 			pm_ses_err(res, PM_REC_ERR, "cannot start '%s': %s", cfg->argv[0],
 				strerror(-rc));

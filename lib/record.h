@@ -60,6 +60,12 @@ struct pm_record_cfg {
 	bool no_callchain;
 	bool strict;                 /* added: no cpu-clock fallback for a missing hardware event */
 	/*
+	 * added: > 0: the caller mounted tracefs in a mount namespace of its
+	 * own (pm_evt_tracefs_mount()); the command goes back to this one
+	 * (an fd of the caller's first namespace) before its exec.
+	 */
+	int host_mntns;
+	/*
 	 * Creator levels for each goroutine's stack (goroutine.h): N = up to
 	 * N creating goroutines (--creators=N; 1 = the go statement alone),
 	 * 0 (the default) or -1 (--no-creators) = none.  Goroutine ids and
@@ -89,6 +95,12 @@ struct pm_record_cfg {
 	 */
 	bool alloc;
 	/*
+	 * --inuse: the live heap, the Go runtime's own heap profile records
+	 * read from the targets' memory (src_inuse.h); without @event, no CPU
+	 * events
+	 */
+	bool inuse;
+	/*
 	 * --locks: contended sync.Mutex locks, the waiter's stack and time
 	 * waited (src_locks.h); without @event, no CPU events
 	 */
@@ -99,6 +111,11 @@ struct pm_record_cfg {
 	 * scaled (0 = PM_RECORD_DEFAULT_LOCKS_MAX_RATE, -1 = no limit: --locks-max-rate 0)
 	 */
 	int64_t locks_max_rate;
+	/*
+	 * --off-cpu: the targets' threads blocked in the kernel, by the time
+	 * off CPU (src_offcpu.h); without @event, no CPU events
+	 */
+	bool off_cpu;
 	/*
 	 * --memprofilerate: write runtime.MemProfileRate in the attached
 	 * targets for the recording (bytes; 0 = never: the default), and the

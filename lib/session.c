@@ -103,17 +103,36 @@ void pm_ses_walk(struct session *s, const struct pm_rec_sample *smp, struct pm_w
 	w->switch_bp = pm_unw_switch_bp(pm_reg_unwinder(s->reg, pid));
 }
 
-/* A sample: to the source of its event. */
-static void on_sample(struct session *s, const struct pm_rec_sample *smp)
+/* The event of a record's id: its index (0 when there is one event, or the id is not known). */
+static size_t event_of(struct session *s, uint64_t id)
 {
 	int32_t ev = 0;
 
+	if (s->nev > 1 && (!pm_idtab_get(&s->ev_of, id, &ev) || ev < 0 || (size_t)ev >= s->nev))
+		ev = 0;
+	return (size_t)ev;
+}
+
+/* A sample: to the source of its event. */
+static void on_sample(struct session *s, const struct pm_rec_sample *smp)
+{
+	size_t ev;
+
 	if (!pm_att_accept(s, smp->id, smp->tid))
 		return;
-	if (s->nev > 1 &&
-	    (!pm_idtab_get(&s->ev_of, smp->id, &ev) || ev < 0 || (size_t)ev >= s->nev))
-		ev = 0;
-	pm_sources[s->src[ev]]->sample(s, (size_t)ev, smp);
+	ev = event_of(s, smp->id);
+	pm_sources[s->src[ev]]->sample(s, ev, smp);
+}
+
+/* A record a source consumes (a thread's switch, or exit): to the source of its event. */
+static void on_other(struct session *s, const struct pm_rec *r)
+{
+	size_t ev = event_of(s, r->sid.id);
+
+	/* (accepting picks the thread's event set: only for a record that is used) */
+	if (s->layout.sample_id_all && pm_sources[s->src[ev]]->record &&
+	    pm_att_accept(s, r->sid.id, r->sid.tid))
+		pm_sources[s->src[ev]]->record(s, ev, r);
 }
 
 static void on_record(struct session *s, const struct pm_rec *r)
@@ -157,6 +176,7 @@ static void on_record(struct session *s, const struct pm_rec *r)
 		break;
 	case PERF_RECORD_EXIT:
 		pm_att_thread_gone(s, r->sid.id, r->sid.tid);
+		on_other(s, r);
 		break;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
@@ -164,6 +184,9 @@ static void on_record(struct session *s, const struct pm_rec *r)
 		break;
 	case PERF_RECORD_THROTTLE:
 		s->res->throttled++;
+		break;
+	case PERF_RECORD_SWITCH:
+		on_other(s, r);
 		break;
 	default:
 		break;

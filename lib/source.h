@@ -4,9 +4,12 @@
  * events of -e) and the probe on goroutine creation of --creators
  * (src_creation.c: its samples feed the goroutine inspector
  * and make no sample of the profile), the allocations the Go runtime
- * samples of --alloc (src_alloc.c), the goroutine wall-clock snapshots of
- * --wall (src_wall.c: no events, a timer) and the contended locks of
- * --locks (src_locks.c).
+ * samples of --alloc (src_alloc.c), the live heap of --inuse (src_inuse.c:
+ * no events, the runtime's records read by a timer and at the end), the
+ * goroutine wall-clock snapshots of
+ * --wall (src_wall.c: no events, a timer), the contended locks of
+ * --locks (src_locks.c) and the off-CPU time of --off-cpu (src_offcpu.c:
+ * its switch records through record()).
  *
  * A source says what it opens (its events, appended to s->spec: the
  * loop opens every event on every thread and CPU, and drains them all),
@@ -34,6 +37,7 @@ struct perf_event_attr;
 struct pm_profile;
 struct pm_prof_label;
 struct pm_rec_sample;
+struct pm_rec;
 struct pm_evt_spec;
 struct pm_stack_frame;
 
@@ -87,6 +91,12 @@ struct pm_source {
 	/* A sample of its event @e, accepted (one per thread's event set). */
 	void (*sample)(struct session *s, size_t e, const struct pm_rec_sample *smp);
 	/*
+	 * A record of its event @e other than a sample, that the session does
+	 * not consume itself (PERF_RECORD_SWITCH of attr.context_switch) or
+	 * not alone (PERF_RECORD_EXIT), accepted as its samples are.
+	 */
+	void (*record)(struct session *s, size_t e, const struct pm_rec *r);
+	/*
 	 * Live: work of its own at a rate of its own (snapshots of the
 	 * target), not driven by events.  The loop calls it after each drain
 	 * with @now (the events' clock, CLOCK_MONOTONIC); it does what is due
@@ -107,7 +117,10 @@ struct pm_source {
 	 */
 	size_t (*stack_labels)(struct session *s, const uint32_t *ids, size_t *n,
 			       struct pm_prof_label *out, size_t max);
-	/* The profile, first: its sample types, period, descriptions. */
+	/*
+	 * The profile, first: its sample types, period, descriptions; it may
+	 * still add stacks (and frames) to s->stacks (--inuse's last read).
+	 */
 	void (*profile_head)(struct session *s, struct pm_profile *p);
 	/* The profile's comments after the session's own (lost, cut, attached). */
 	void (*profile_tail)(struct session *s, struct pm_profile *p);

@@ -39,8 +39,25 @@ struct rate_write {
 	int64_t old, set;
 };
 
+/*
+ * --inuse in the same recording: what the probe saw at each user stack and
+ * object size (the runtime's heap record of it): the goroutine part (creator
+ * and tag frames) all its allocations had, while they all had the same one
+ */
+struct seen {
+	uint32_t pid;
+	uint64_t size, count;
+	uint32_t *ids; /* the user frames, then the goroutine part */
+	uint32_t nuser, n;
+	bool mixed;
+};
+
 struct alloc {
 	struct rate_write w[MAX_WRITES];
+	struct seen *seen;
+	size_t nseen, capseen;
+	struct pm_hidx seen_idx;
+	uint64_t seed;
 	size_t nw;
 	uint64_t samples, bad, trimmed_none;
 	int64_t rate_last; /* the rate of the last sample; 0 = none seen */
@@ -118,6 +135,14 @@ static void rate_addrs(const struct pm_elf *e, const struct pm_go *go, uint64_t 
 		*rate = r;
 		*off = d;
 	}
+}
+
+uint64_t pm_alloc_rate_vaddr(const struct pm_elf *e, const struct pm_go *go)
+{
+	uint64_t rate, off;
+
+	rate_addrs(e, go, &rate, &off);
+	return rate;
 }
 
 /*
@@ -371,6 +396,83 @@ static bool is_runtime(struct session *s, pid_t pid, uint64_t pc, bool ret)
 	return !strncmp(fr[0].func, "runtime.", 8) || !strncmp(fr[0].func, "internal/runtime/", 17);
 }
 
+static uint64_t seen_hash(const struct alloc *st, uint32_t pid, uint64_t size, const uint32_t *ids,
+			  size_t n)
+{
+	return pm_hash(ids, n * sizeof(*ids), st->seed ^ pm_hash_u64(size) ^ pid);
+}
+
+static struct seen *seen_find(const struct alloc *st, uint32_t pid, uint64_t size,
+			      const uint32_t *ids, size_t n)
+{
+	size_t pos = SIZE_MAX;
+	long i;
+
+	while ((i = pm_hidx_next(&st->seen_idx, seen_hash(st, pid, size, ids, n), &pos)) >= 0) {
+		struct seen *e = &st->seen[i];
+
+		if (e->pid == pid && e->size == size && e->nuser == n &&
+		    !memcmp(e->ids, ids, n * sizeof(*ids)))
+			return e;
+	}
+	return NULL;
+}
+
+/* An allocation of @size at the user frames ids[0..nuser), its goroutine part ids[nuser..n). */
+static void seen_add(struct alloc *st, uint32_t pid, uint64_t size, const uint32_t *ids,
+		     size_t nuser, size_t n)
+{
+	struct seen *e = seen_find(st, pid, size, ids, nuser);
+
+	if (!st->seed)
+		st->seed = pm_hash_seed() | 1;
+	if (!e) {
+		PM_GROW(st->seen, st->capseen, st->nseen + 1);
+		e = &st->seen[st->nseen];
+		memset(e, 0, sizeof(*e));
+		e->pid = pid;
+		e->size = size;
+		e->ids = xmalloc((n ? n : 1) * sizeof(*ids));
+		memcpy(e->ids, ids, n * sizeof(*ids));
+		e->nuser = (uint32_t)nuser;
+		e->n = (uint32_t)n;
+		pm_hidx_add(&st->seen_idx, seen_hash(st, pid, size, ids, nuser), (uint32_t)st->nseen++);
+	} else if (!e->mixed && (e->n != n || memcmp(e->ids + nuser, ids + nuser,
+						      (n - nuser) * sizeof(*ids)))) {
+		e->mixed = true;
+	}
+	e->count++;
+}
+
+const uint32_t *pm_alloc_seen(struct session *s, uint32_t pid, uint64_t size, const uint32_t *ids,
+			      size_t n, size_t *ntail, uint64_t *count)
+{
+	struct alloc *st = pm_src_state(s, &pm_src_alloc);
+	struct seen *e;
+
+	*ntail = 0;
+	*count = 0;
+	if (!st || !st->seed || !(e = seen_find(st, pid, size, ids, n)))
+		return NULL;
+	*count = e->count;
+	if (e->mixed)
+		return NULL;
+	*ntail = e->n - e->nuser;
+	return e->ids + e->nuser;
+}
+
+static void alloc_end(struct session *s)
+{
+	struct alloc *st = pm_src_state(s, &pm_src_alloc);
+
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->nseen; i++)
+		free(st->seen[i].ids);
+	free(st->seen);
+	pm_hidx_free(&st->seen_idx);
+}
+
 static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sample *smp)
 {
 	struct alloc *st = pm_src_state(s, &pm_src_alloc);
@@ -380,7 +482,8 @@ static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 	uint64_t size;
 	int64_t rate = DEFAULT_RATE;
 	double scale = 1.0;
-	size_t n, i, skip, k = 0;
+	size_t n, i, skip, k = 0, ku;
+	bool complete;
 
 	(void)ev;
 	if (!smp->raw || smp->raw_size < RAW_SIZE) {
@@ -444,7 +547,9 @@ static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 		f.vaddr = m && m->sym ? (uint64_t)((int64_t)s->pcs[i] - m->bias) : s->pcs[i];
 		s->ids[k++] = pm_stacks_frame(s->stacks, &f);
 	}
-	if (w.status & PM_UNW_COMPLETE) {
+	ku = k;
+	complete = (w.status & PM_UNW_COMPLETE) != 0;
+	if (complete) {
 		s->complete++;
 	} else {
 		s->ids[k++] = s->cut_frame;
@@ -454,8 +559,36 @@ static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 		k = pm_gor_sample(s->gor, s->maps, s->stacks, w.pid, (pid_t)smp->tid, smp->time,
 				  w.in.regs[PM_DW_R14], w.in.sp, w.in.stack, w.in.stack_len, s->pcs, n,
 				  w.status, w.switch_bp, s->ids, k, PM_ARRAY_SIZE(s->ids));
+	if (s->cfg && s->cfg->inuse && complete) /* for --inuse: what it saw at this record */
+		seen_add(st, smp->pid, size, s->ids, ku, k);
+	if (k < PM_ARRAY_SIZE(s->ids)) { /* the object's size, the label bytes: a root frame */
+		struct pm_stack_frame f;
+
+		f.map_id = PM_SES_SRC_MAP(pm_src_index(&pm_src_alloc));
+		f.is_return = false;
+		f.addr = f.vaddr = size;
+		s->ids[k++] = pm_stacks_frame(s->stacks, &f);
+	}
 	pm_stacks_add_tagged(s->stacks, smp->pid, smp->tid, s->ids, k, values);
 	pm_reg_check_limits(s->reg, s->stacks, w.status);
+}
+
+/* The size frame at the root: the numeric label bytes, as Go's heap profile's. */
+static size_t alloc_stack_labels(struct session *s, const uint32_t *ids, size_t *n,
+				 struct pm_prof_label *out, size_t max)
+{
+	const struct pm_stack_frame *f;
+
+	if (!*n || !max)
+		return 0;
+	f = pm_stacks_frame_at(s->stacks, ids[*n - 1]);
+	if (!f || f->map_id != PM_SES_SRC_MAP(pm_src_index(&pm_src_alloc)))
+		return 0;
+	(*n)--;
+	memset(out, 0, sizeof(*out));
+	out->key = "bytes";
+	out->num = (int64_t)f->addr;
+	return 1;
 }
 
 static void alloc_profile_head(struct session *s, struct pm_profile *p)
@@ -534,6 +667,8 @@ const struct pm_source pm_src_alloc = {
 	.claim = alloc_claim,
 	.nvalues = alloc_nvalues,
 	.sample = alloc_sample,
+	.stack_labels = alloc_stack_labels,
+	.end = alloc_end,
 	.profile_head = alloc_profile_head,
 	.profile_tail = alloc_profile_tail,
 	.profile_stack = alloc_profile_stack,

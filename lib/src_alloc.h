@@ -9,7 +9,9 @@
  * as for a CPU sample.  The profile gets Go's heap profile sample types
  * alloc_objects/count and alloc_space/bytes, scaled as the runtime scales
  * them (1 / (1 - exp(-size/rate))), with the runtime's own frames above
- * the allocating function hidden as runtime/pprof hides them.  A binary
+ * the allocating function hidden as runtime/pprof hides them, and the
+ * numeric label bytes, the object's size, as Go's heap profile has it
+ * (kept in a root frame of the source's own until the profile).  A binary
  * whose linker turned heap sampling off (it never references the heap
  * profile) is said in one line: nothing is sampled in it.
  * --memprofilerate BYTES (attached only) writes the program's
@@ -19,8 +21,29 @@
 #ifndef PM_SRC_ALLOC_H
 #define PM_SRC_ALLOC_H
 
+#include <stdint.h>
+
 #include "source.h"
 
 extern const struct pm_source pm_src_alloc;
+
+struct pm_elf;
+struct pm_go;
+/*
+ * runtime.MemProfileRate's vaddr in @e (its symbol, or in a stripped
+ * binary the one place that writes it, matched in the code); 0 unknown.
+ */
+uint64_t pm_alloc_rate_vaddr(const struct pm_elf *e, const struct pm_go *go);
+
+struct session;
+/*
+ * --inuse with --alloc: the allocations of @size the probe saw in process
+ * @pid at the user frames @ids[0..n) (leaf first, the runtime's hidden:
+ * the frames of the runtime's heap record): how many (*count), and the
+ * goroutine part of their stacks (creator and tag frames, *ntail of them)
+ * when every one had the same; NULL when it saw none or different ones.
+ */
+const uint32_t *pm_alloc_seen(struct session *s, uint32_t pid, uint64_t size, const uint32_t *ids,
+			      size_t n, size_t *ntail, uint64_t *count);
 
 #endif

@@ -20,8 +20,8 @@ static int cpu_configure(struct session *s)
 	char err[256];
 	long maxrate;
 
-	if ((cfg->alloc || cfg->locks) && !cfg->event)
-		return 0; /* --alloc/--locks alone: no CPU events */
+	if ((cfg->alloc || cfg->locks || cfg->inuse || cfg->off_cpu) && !cfg->event)
+		return 0; /* --alloc/--locks/--inuse/--off-cpu alone: no CPU events */
 	if (pm_evt_parse_list(cfg->event ? cfg->event : "cycles", s->spec, PM_EVT_MAX, &s->nev,
 			      err, sizeof(err)) < 0) {
 		pm_ses_err(s->res, PM_REC_USAGE, "%s", err);
@@ -106,6 +106,8 @@ static void cpu_sample(struct session *s, size_t ev, const struct pm_rec_sample 
 				  w.in.regs[PM_DW_R14], w.in.sp, w.in.stack, w.in.stack_len, s->pcs,
 				  n - nk - !(w.status & PM_UNW_COMPLETE), w.status, w.switch_bp, s->ids, n,
 				  PM_ARRAY_SIZE(s->ids));
+	if (s->cap && pm_gor_used_copy(s->gor))
+		s->keep = UINT64_MAX;
 	pm_stacks_add_tagged(s->stacks, smp->pid, smp->tid, s->ids, n, values);
 	pm_reg_check_limits(s->reg, s->stacks, w.status);
 }

@@ -25,6 +25,7 @@
 #define WALL_BATCH 1024       /* iovecs per process_vm_readv (IOV_MAX) */
 #define WALL_CHUNK 16384      /* goroutines a snapshot works on at once */
 #define WALL_GBUF 1024        /* bytes of a runtime.g read at most (G_READ_MAX) */
+#define WALL_NAME_TRIES 20    /* snapshots that try to open the binary for its names */
 
 enum { ST_RUNNING, ST_RUNNABLE, ST_WAITING, ST_SYSCALL, ST_N };
 static const char *const state_name[ST_N] = { "running", "runnable", "waiting", "syscall" };
@@ -76,6 +77,8 @@ struct wproc {
 	const struct pm_gor_layout *l;
 	char *names[WALL_REASONS]; /* the runtime's names of its wait reasons */
 	size_t nnames;
+	char *path;             /* its Go binary */
+	unsigned name_tries;
 	struct went *ent;       /* by index in runtime.allgs (a g never moves in it) */
 	size_t nent;
 	uint64_t last;          /* the last snapshot's time */
@@ -156,13 +159,13 @@ static bool name_at(const struct pm_elf *e, uint64_t ptr, uint64_t len, char *ou
  * every version from 1.19 on; the entries after them until one is not a
  * string (the numbering changes across versions, the names are read).
  */
-static void read_names(struct wproc *w, const char *path)
+static bool read_names(struct wproc *w, const char *path)
 {
 	struct pm_elf *e = path ? pm_elf_open(path) : NULL;
 	char nm[128];
 
 	if (!e)
-		return;
+		return false;
 	for (size_t si = 0; si < pm_elf_nsegments(e) && !w->nnames; si++) {
 		const struct pm_elf_segment *sg = pm_elf_segment_at(e, si);
 		const uint8_t *b;
@@ -196,6 +199,27 @@ static void read_names(struct wproc *w, const char *path)
 		}
 	}
 	pm_elf_free(e);
+	return true;
+}
+
+/*
+ * The names, once: the binary is opened again through /proc, which fails
+ * now and then while a launched program starts (tried again at the next
+ * snapshots, WALL_NAME_TRIES in all)
+ */
+static void find_names(struct wproc *p)
+{
+	char exe[64];
+
+	if (p->nnames || p->name_tries >= WALL_NAME_TRIES)
+		return;
+	p->name_tries++;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)p->pid);
+	if (read_names(p, p->path) || read_names(p, exe))
+		p->name_tries = WALL_NAME_TRIES;
+	if (!p->nnames && p->name_tries == WALL_NAME_TRIES)
+		pm_warn("--wall: PID %d: the runtime's names of wait reasons were not found in "
+			"its binary: wait_reason labels are numbers", (int)p->pid);
 }
 
 /* ---- reading the target ---- */
@@ -295,17 +319,26 @@ static uint32_t marker_frame(struct session *s, int which)
 	return pm_stacks_frame(s->stacks, &f);
 }
 
-/* pcs (return addresses but none is the pc of an interrupted instruction) to frame ids */
+/*
+ * pcs to frame ids: return addresses, g.sched.pc too (where mcall or save
+ * returns), none the pc of an interrupted instruction; but a goroutine
+ * not started yet has its function's entry in g.sched.pc (gostartcall),
+ * named as the function itself, not as the end of the one before it in
+ * the text: Go's own rule, a pc is a return address only past its
+ * function's entry
+ */
 static size_t frames_of(struct session *s, pid_t pid, const uint64_t *pcs, size_t n, uint32_t *ids)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct pm_map *m = pm_maps_find(s->maps, pid, pcs[i]);
 		struct pm_stack_frame f;
+		struct pm_unw_func fi;
 
 		f.map_id = m ? m->id : PM_STACKS_NO_MAP;
-		f.is_return = true; /* g.sched.pc too: where mcall or save returns */
 		f.addr = pcs[i];
 		f.vaddr = m && m->sym ? (uint64_t)((int64_t)pcs[i] - m->bias) : pcs[i];
+		f.is_return = !(i == 0 && m && m->sym && pm_sym_is_go(m->sym) &&
+				pm_sym_func_info(m->sym, f.vaddr, &fi) == 0 && fi.entry == f.vaddr);
 		ids[i] = pm_stacks_frame(s->stacks, &f);
 	}
 	return n;
@@ -351,11 +384,9 @@ static bool proc_ready(struct session *s, struct wall *w, struct wproc *p)
 			"wall profile of it", (int)p->pid);
 		return false;
 	}
-	read_names(p, path);
+	p->path = path ? xstrdup(path) : NULL;
+	find_names(p);
 	w->setup = true;
-	if (!p->nnames)
-		pm_warn("--wall: PID %d: the runtime's names of wait reasons were not found in "
-			"its binary: wait_reason labels are numbers", (int)p->pid);
 	p->state = 1;
 	return true;
 }
@@ -693,6 +724,7 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 
 	if (!proc_ready(s, w, p))
 		return;
+	find_names(p);
 	pm_gor_pass(s->gor);
 	if (pm_gor_all(s->gor, p->pid, &gs, &n) != 0) {
 		w->unreadable++;
@@ -912,6 +944,7 @@ static void wall_end(struct session *s)
 		}
 		for (size_t k = 0; k < WALL_REASONS; k++)
 			free(w->procs[i].names[k]);
+		free(w->procs[i].path);
 		free(w->procs[i].ent);
 	}
 	free(w->procs);

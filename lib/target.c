@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,7 +101,7 @@ static int drop_to(const struct cred *c)
 }
 
 static int spawn(struct pm_target **out, const char *path, char *const argv[],
-		 const struct cred *cred)
+		 const struct cred *cred, int mntns)
 {
 	int go[2], err[2];
 	struct pm_target *t;
@@ -134,7 +135,9 @@ static int spawn(struct pm_target **out, const char *path, char *const argv[],
 		signal(SIGPIPE, SIG_DFL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
-		e = cred ? drop_to(cred) : 0;
+		e = mntns > 0 && setns(mntns, CLONE_NEWNS) < 0 ? errno : 0;
+		if (!e)
+			e = cred ? drop_to(cred) : 0;
 		if (!e) {
 			execv(path, argv);
 			e = errno;
@@ -153,13 +156,13 @@ static int spawn(struct pm_target **out, const char *path, char *const argv[],
 	return 0;
 }
 
-int pm_target_spawn(struct pm_target **out, const char *path, char *const argv[])
+int pm_target_spawn(struct pm_target **out, const char *path, char *const argv[], int mntns)
 {
-	return spawn(out, path, argv, NULL);
+	return spawn(out, path, argv, NULL, mntns);
 }
 
 int pm_target_spawn_as(struct pm_target **out, const char *path, char *const argv[], uid_t uid,
-		       gid_t gid)
+		       gid_t gid, int mntns)
 {
 	struct cred c = { uid, gid, NULL, 0 };
 	struct passwd *pw = getpwuid(uid);
@@ -179,7 +182,7 @@ int pm_target_spawn_as(struct pm_target **out, const char *path, char *const arg
 		}
 		c.ngroups = n;
 	}
-	rc = spawn(out, path, argv, &c);
+	rc = spawn(out, path, argv, &c, mntns);
 	free(c.groups);
 	return rc;
 }

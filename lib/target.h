@@ -20,9 +20,11 @@ char *pm_target_resolve(const char *cmd);
 /*
  * Fork a child that will exec @argv (argv[0] already resolved by
  * pm_target_resolve into @path).  The child waits until pm_target_start().
- * 0 or -errno.
+ * @mntns > 0: before its exec the child joins that mount namespace (the
+ * caller's own from before pmuprof mounted tracefs in one of its own,
+ * pm_evt_tracefs_mount()); <= 0: none.  0 or -errno.
  */
-int pm_target_spawn(struct pm_target **out, const char *path, char *const argv[]);
+int pm_target_spawn(struct pm_target **out, const char *path, char *const argv[], int mntns);
 /*
  * --- added for issue 8 ---
  * The same, but the child becomes @uid/@gid (with that user's
@@ -30,7 +32,7 @@ int pm_target_spawn(struct pm_target **out, const char *path, char *const argv[]
  * a failed drop fails pm_target_start() with its errno.
  */
 int pm_target_spawn_as(struct pm_target **out, const char *path, char *const argv[], uid_t uid,
-		       gid_t gid);
+		       gid_t gid, int mntns);
 /*
  * The user who ran pmuprof through sudo: 1 and *uid, *gid when pmuprof runs
  * as root with SUDO_UID and SUDO_GID naming a non-root user, 0 when not

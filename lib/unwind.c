@@ -462,6 +462,51 @@ static size_t check_switch(struct pm_unw *u, const struct pm_unw_input *in,
 	return sw_n;
 }
 
+/*
+ * The walk crossed a signal frame: pcs[sig_n - 1] is the interrupted pc
+ * (from the kernel's frame, in the copy), the frames after it were read
+ * from the interrupted stack, past the copy, later than the sample.  The
+ * kernel's callchain, taken at the sample, followed the same frame
+ * pointers from the handler into the interrupted code's callers: every
+ * return address of it past the handler's frames (and the restorer, where
+ * it shows) must be among the frames read, in order (it may skip a
+ * frameless function's caller, never add one); else that stack had moved
+ * on (a goroutine that exited and another on its g and stack, reused at
+ * once) and the walk is cut after the interrupted pc.  Seen on
+ * tests/go/shortlived: a SIGURG handler's sample put a burnB goroutine's
+ * frames under the interrupted goroutine's creators.
+ */
+static size_t check_signal(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pcs,
+			   size_t sig_n, size_t n, unsigned *status)
+{
+	struct pm_unw_func f;
+	size_t k, c, j = sig_n;
+
+	if (!in->chain || sig_n < 2 || n <= sig_n)
+		return n;
+	for (k = 0; k < in->chain_len && in->chain[k] != pcs[sig_n - 2]; k++)
+		;
+	c = k + 1;
+	if (c < in->chain_len && pm_unw_lookup(u, in->chain[c], &f) == 0 &&
+	    (f.flags & PM_UNW_F_SIGRETURN))
+		c++;
+	if (c >= in->chain_len)
+		return n; /* the callchain does not go past the handler: nothing to check */
+	for (; c < in->chain_len; c++) {
+		while (j < n && pcs[j] != in->chain[c])
+			j++;
+		if (j == n)
+			break; /* not among the frames read */
+		if (++j == n)
+			return n; /* the walk's last frame: what the chain has beyond is not checked */
+	}
+	if (c == in->chain_len)
+		return n;
+	*status = (*status & (PM_UNW_SAW_MAIN | PM_UNW_SIGFRAME | PM_UNW_SWITCHED)) |
+		  PM_UNW_MOVED_ON | PM_UNW_CUT;
+	return sig_n;
+}
+
 /* Can the walk cross the runtime's own switches (g0, cgocallback)? */
 static bool go_ready(const struct walk *w)
 {
@@ -478,7 +523,7 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 	bool leaf = true, on_g0 = false, saw_schedule = false, sw_mem = false;
 	struct regs sw_rs;
 	struct pm_unw_func sw_f;
-	size_t sw_n = 0;
+	size_t sw_n = 0, sig_n = 0;
 
 	*status = 0;
 	u->switch_bp = 0;
@@ -769,6 +814,8 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 			}
 			/* an exact pc, written as a return address to it */
 			pcs[n++] = ipc + 1;
+			if (!sig_n)
+				sig_n = n;
 			pc = ipc;
 			leaf = true;
 			continue;
@@ -804,6 +851,8 @@ size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pc
 		n = check_extension(u, in, &w, pcs, n, max, status);
 	if (sw_mem && in->go)
 		n = check_switch(u, in, &sw_rs, &sw_f, pcs, sw_n, n, max, status);
+	if (sig_n && n > sig_n)
+		n = check_signal(u, in, pcs, sig_n, n, status);
 	if (w.nswitch && !(*status & (PM_UNW_COMPLETE | PM_UNW_MAX | PM_UNW_COPY_END)))
 		*status |= PM_UNW_CUT;
 	return n;

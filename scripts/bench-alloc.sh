@@ -7,6 +7,8 @@
 #
 #   none                 no profiler
 #   --alloc              pmuprof record --alloc -- benchalloc (a trap per sampled allocation)
+#   --inuse              pmuprof record --inuse -- benchalloc (the runtime's heap records read
+#                        from outside every 100 ms: no trap, the target never stopped)
 #   heapprof 1s, 100ms   the program reads its own heap profile that often
 #                        (runtime/pprof's allocs profile, as a net/http/pprof scrape)
 #
@@ -43,16 +45,17 @@ run() { # WAY
 		s=$(gzip -dc "$d/a.pb.gz" | strings | sed -n 's/.*alloc: \([0-9]*\) allocations sampled.*/\1/p')
 		echo "samples ${s:-0}"
 		;;
+	--inuse) "$PMUPROF" record -q --inuse -o "$d/i.pb.gz" -- "$b" -mb "$mb" -workers 1 >"$d/out" 2>"$d/err" ;;
 	heapprof-1s) "$b" -mb "$mb" -workers 1 -heapprof 1s >"$d/out" ;;
 	heapprof-100ms) "$b" -mb "$mb" -workers 1 -heapprof 100ms >"$d/out" ;;
 	esac
 	echo "$1 $(ns "$d/out")"
 }
-ways="none --alloc heapprof-1s heapprof-100ms"
+ways="none --alloc --inuse heapprof-1s heapprof-100ms"
 for r in $(seq "$rounds"); do
 	# each round starts with the next way: none first every time would favour it
 	set -- $ways
-	k=$(((r - 1) % 4))
+	k=$(((r - 1) % 5))
 	while [ $k -gt 0 ]; do
 		w=$1
 		shift
@@ -67,7 +70,7 @@ rate=$(awk -v n="$base" -v mb="$mb" 'BEGIN { printf "%.0f", mb / (n / 1e9) }')
 echo "benchalloc -mb $mb -workers 1 ($(basename "$(dirname "$b")")), $rounds rounds: $rate MB per CPU second allocated without a profiler"
 echo "| way | CPU ms (median) | slowdown | per 100 MB/s allocated |"
 echo "|---|---|---|---|"
-for w in none --alloc heapprof-1s heapprof-100ms; do
+for w in $ways; do
 	m=$(med "$w")
 	awk -v w="$w" -v m="$m" -v b="$base" -v r="$rate" 'BEGIN { s = 100 * (m / b - 1)
 		printf "| %s | %.0f | %+.1f %% | %+.2f %% |\n", w, m / 1e6, s, s / (r / 100) }'

@@ -25,19 +25,33 @@ if [ ! -x "$GO" ]; then
 	exit 1
 fi
 unset GOROOT GOBIN GOOS GOARCH GOAMD64 CGO_ENABLED CC
-mkdir -p "$work/go" "$work/npm" "$work/gocache"
+mkdir -p "$work/go" "$work/npm"
+# Go's build and module caches live outside the checkout, shared by every
+# checkout on the machine as Go's caches are made to be (content-addressed,
+# safe for builds running at once): a fresh clone neither rebuilds the
+# standard library of three toolchains nor fetches Go 1.27.3 again.
+# $work/gocache* and $work/gopath are links to them (a checkout that has
+# them as directories keeps those).  PMUPROF_CACHE=DIR puts them elsewhere.
+cache=${PMUPROF_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/pmuprof}
+for d in gocache gocache-go126 gocache-go127 gopath; do
+	mkdir -p "$cache/$d"
+	[ -e "$work/$d" ] || [ -L "$work/$d" ] || ln -s "$cache/$d" "$work/$d"
+done
 export GOENV=off GOTOOLCHAIN=local GOCACHE="$work/gocache" GOFLAGS=-mod=mod GO111MODULE=off GOPATH="$work/gopath"
 # modmode DIR: the GO111MODULE a fixture builds with (on where it has a go.mod)
 modmode() { if [ -f "$1/go.mod" ]; then echo on; else echo off; fi; }
 
-for dir in "$top"/tests/go/*/; do
-	name=$(basename "$dir")
-	out="$work/go/$name"
-	if [ ! -x "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go' -o -newer "$out" -name 'go.mod')" ]; then
-		(cd "$dir" && export GO111MODULE="$(modmode "$dir")" &&
-			"$GO" build -o "$out" . && "$GO" build -ldflags='-s -w' -o "$out-stripped" .)
-	fi
-done
+build_119() {
+	for dir in "$top"/tests/go/*/; do
+		name=$(basename "$dir")
+		out="$work/go/$name"
+		if [ ! -x "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go' -o -newer "$out" -name 'go.mod')" ]; then
+			(cd "$dir" && export GO111MODULE="$(modmode "$dir")" &&
+				"$GO" build -o "$out" . && "$GO" build -ldflags='-s -w' -o "$out-stripped" .) ||
+				{ echo "fixtures: cannot build $name with $GO" >&2; return 1; }
+		fi
+	done
+}
 
 # The same fixtures built with current Go, for the tests that check the same
 # truths on each version: go126/ with the Go 1.26 at /usr/local/go, go127/
@@ -59,16 +73,26 @@ build_all() { # DIR GO
 		fi
 	done
 }
+# The three toolchains build at once (the links are single-threaded).
+build_119 &
+p119=$!
 GO126=/usr/local/go/bin/go
+p126=
 case $("$GO126" version 2>/dev/null) in
-*" go1.26"*) build_all go126 "$GO126"; echo "$GO126" >"$work/go126.go" ;;
+*" go1.26"*) { build_all go126 "$GO126" && echo "$GO126" >"$work/go126.go"; } & p126=$! ;;
 *) echo "fixtures: no Go 1.26 at $GO126: the Go 1.26 fixtures are not built" >&2 ;;
 esac
 GO127=$(GOTOOLCHAIN=go1.27.3 GO111MODULE=on GOFLAGS=-modcacherw "$GO126" env GOROOT 2>/dev/null)/bin/go
+p127=
 case $("$GO127" version 2>/dev/null) in
-*" go1.27"*) build_all go127 "$GO127"; echo "$GO127" >"$work/go127.go" ;;
+*" go1.27"*) { build_all go127 "$GO127" && echo "$GO127" >"$work/go127.go"; } & p127=$! ;;
 *) echo "fixtures: Go 1.27.3 could not be fetched (GOTOOLCHAIN=go1.27.3): the Go 1.27 fixtures are not built" >&2 ;;
 esac
+failed=
+for p in $p119 $p126 $p127; do
+	wait "$p" || failed=1
+done
+[ -z "$failed" ] || exit 1
 
 # An arm64 build of the symbolizer fixture (the tables differ: pc quantum 4).
 if [ ! -f "$work/go/symtest-arm64" ] || [ -n "$(find "$top/tests/go/symtest" -newer "$work/go/symtest-arm64" -name '*.go')" ]; then

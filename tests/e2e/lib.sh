@@ -2,6 +2,7 @@
 #   $PMUPROF       the pmuprof binary under test (absolute path)
 #   $FIX           fixture directory (tests/.work), $GOFIX = $FIX/go, $NPM = $FIX/npm/node_modules
 #   $T             a fresh scratch directory, removed at exit
+#   $SAN           1 under the ASan+UBSan build, else empty
 #   pass NAME / fail NAME [WHY] / skip NAME WHY    print one result line
 #   check NAME CMD...         pass if CMD succeeds, else fail (CMD output shown on failure)
 #   expect_fail NAME RC REGEX CMD...   CMD must exit with RC (or any non-zero if RC is '!0')
@@ -16,6 +17,10 @@ GOFIX=$FIX/go
 NPM=$FIX/npm/node_modules
 GO=/usr/lib/go-1.19/bin/go # named: `go` on PATH is Go 1.26 on the project's machines
 unset GOROOT
+# SAN=1 when $PMUPROF is the ASan+UBSan build (tests/run.sh's second pass):
+# a test whose cases repeat one code path on several builds may run one of
+# each path there (it says which in a '#' line); the normal pass runs all.
+case $PMUPROF in */san/*) SAN=1 ;; *) SAN= ;; esac
 T=$(mktemp -d /tmp/pmuprof-e2e.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 NAME=$(basename "$0" .sh)
@@ -87,8 +92,10 @@ can_perf() { "$PMUPROF" record -e cpu-clock -o "$T/probe.pb.gz" -- /bin/true >/d
 #                             names, not addresses (0x..., module+0x...) or [markers]
 #   table_rows FILE           the function rows of a `pmuprof report` table (no headers)
 #   table_funcs FILE N        the first N function names of a `pmuprof report` table
-#   need_tracefs              mount tracefs when it is not (sets $mounted: the caller unmounts),
-#                             skip the whole script when it cannot be
+#   need_tracefs              skip the whole script when pmuprof cannot have tracefs
+#                             (it mounts it for itself where it is not mounted)
+#   tracefs_ok                true when pmuprof can have tracefs
+#   probes_left               how many pmuprof_ uprobes the kernel still defines
 #   now_ms                    wall clock in milliseconds
 #   sample_count FILE         N from the "pmuprof: wrote FILE: N samples" line in FILE
 
@@ -121,17 +128,33 @@ need_cmd() {
 	done
 }
 
+# pmuprof mounts tracefs for itself where it is not mounted (root: in a mount
+# namespace of its own, nothing left mounted); tests never mount it.
+tracefs_ok() {
+	[ -d /sys/kernel/tracing/events ] || [ -d /sys/kernel/debug/tracing/events ] ||
+		{ [ "$(id -u)" = 0 ] && grep -qw tracefs /proc/filesystems && [ -d /sys/kernel/tracing ]; }
+}
+
 need_tracefs() {
-	mounted=
-	if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/events ] &&
-		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
-		mounted=/sys/kernel/tracing
-	fi
-	if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/events ]; then
-		skip all "tracefs is not mounted and cannot be (the creation probe is defined there)"
+	if ! tracefs_ok; then
+		skip all "no tracefs for pmuprof (not root, or a kernel without it): the creation probe is defined there"
 		exit 0
 	fi
 }
+
+# the kernel's uprobe definitions (through a private mount where tracefs is not mounted)
+uprobe_events() {
+	for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+		if [ -r "$d/uprobe_events" ]; then
+			cat "$d/uprobe_events"
+			return
+		fi
+	done
+	unshare -m sh -c 'mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && cat /sys/kernel/tracing/uprobe_events'
+}
+
+# how many probes pmuprof defined are still defined
+probes_left() { uprobe_events | grep -c 'pmuprof_'; }
 
 folded_total() { awk '{ t += $NF } END { printf "%.0f\n", t }' "$1"; }
 

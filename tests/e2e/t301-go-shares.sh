@@ -74,6 +74,11 @@ bin_of() {
 	*) echo "$GOFIX/$1" ;;
 	esac
 }
+# under ASan: one plain and one stripped build (the same code on every version)
+if [ -n "$SAN" ]; then
+	case $builds in *shares126-stripped*) builds="shares126 shares126-stripped" ;; esac
+	echo "# ASan pass: builds $builds only (all six in the normal pass)"
+fi
 for b in $builds; do
 	bin=$(bin_of "$b")
 	a2l=$GO

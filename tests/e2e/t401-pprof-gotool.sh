@@ -40,7 +40,13 @@ for v in 126 127; do # the go command scripts/fixtures.sh built that version's f
 done
 for tool in $tools; do
 ver=${tool%%:*}
-gotool() { GOCACHE=$FIX/gocache-pprof$ver GOENV=off "${tool#*:}" "$@"; }
+# the pprof binary itself (from Go 1.24 the go command builds it on first use
+# and looks it up at each `go tool pprof`: 1.4 s a call here), in the cache
+# scripts/fixtures.sh filled with the standard library of that version
+c=$FIX/gocache-go$ver
+[ "$ver" = 119 ] && c=$FIX/gocache
+pp=$(GOCACHE=$c GOENV=off "${tool#*:}" tool -n pprof 2>/dev/null)
+gotool() { shift 2; GOENV=off "$pp" "$@" </dev/null; }
 sfx=
 [ "$ver" = 119 ] || sfx=-go1.${ver#1}
 while read -r name; do

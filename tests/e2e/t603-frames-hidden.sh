@@ -76,8 +76,8 @@ fi
 expect_fail report-all-frames-pprof 2 'all-frames needs a capture' "$PMUPROF" report --all-frames -i "$T/all.pb.gz"
 
 # --creators: the go statement's function above the goroutine, no wrapper
-if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/events ]; then
-	skip creators "tracefs is not mounted (the creation probe is defined there)"
+if ! tracefs_ok; then
+	skip creators "no tracefs for pmuprof (the creation probe is defined there)"
 else
 	"$PMUPROF" record -q --creators -e cpu-clock -o "$T/cr.pb.gz" -- "$bin" -mode frames -secs 1 2>"$T/cr.err"
 	"$PMUPROF" report -i "$T/cr.pb.gz" --folded >"$T/cr.folded"

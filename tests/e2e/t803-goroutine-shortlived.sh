@@ -89,7 +89,14 @@ attach() { # NAME FIXTURE SECS ARGS...
 	"$PMUPROF" report -i "$T/$n.pb.gz" --folded >"$T/$n.folded"
 }
 
-for sh in helper direct limit; do
+shapes="helper direct limit"
+levels="launch attach"
+if [ -n "$SAN" ]; then # the same code paths, once each
+	shapes=helper
+	levels=launch
+	echo "# ASan pass: the helper shape and launched levels only (all in the normal pass)"
+fi
+for sh in $shapes; do
 	launch "launch-$sh" "$F126" -shape $sh -garbage 32768 -duration 3s -goids "$T/launch-$sh.goids"
 	judge "launch-$sh"
 	attach "attach-$sh" "$F126" 3 -shape $sh -garbage 32768 -duration 3.6s -goids "$T/attach-$sh.goids"
@@ -102,7 +109,7 @@ for n in launch-helper attach-helper; do
 	echo "# $n: report: ${c:-?} % of the goroutines' samples with a complete chain"
 	if [ -n "$c" ] && awk -v p="$c" 'BEGIN { exit !(p >= 90) }'; then pass "$n-report-shares"; else fail "$n-report-shares" "$("$PMUPROF" report -i "$T/$n.pb.gz" 2>&1 | grep creators)"; fi
 done
-ids attach-direct "$T/attach-direct.pb.gz" "$T/attach-direct.goids"
+[ -z "$SAN" ] && ids attach-direct "$T/attach-direct.pb.gz" "$T/attach-direct.goids"
 launch go119-helper "$GOFIX/shortlived" -shape helper -duration 3s
 judge go119-helper
 
@@ -113,7 +120,7 @@ set -- $(stats "$T/launch-helper.folded") $(stats "$T/attach-helper.folded")
 if [ "$(($6 + ${15}))" -ge 10 ]; then pass gc-workers-sampled; else fail gc-workers-sampled "$6 + ${15} GC-worker samples"; fi
 
 # three levels, each under a millisecond: the leaves' CPU under the whole chain
-for m in launch attach; do
+for m in $levels; do
 	if [ $m = launch ]; then launch "$m-levels" "$F126" -shape levels -duration 3s; else attach "$m-levels" "$F126" 3 -shape levels -duration 3.6s; fi
 	set -- $(awk '/main\.leaf;main\.burn;main\.burn[AB]/ { n += $NF; if ($0 ~ /main\.listener[AB] \[creator\];main\.spawn \[creator\];main\.spawn\.gowrap1 \[creator\];main\.handle \[creator\];main\.handle\.gowrap[0-9] \[creator\];main\.sub \[creator\];runtime\.goexit;.*main\.leaf;/) f += $NF }
 		END { printf "%d %.1f\n", n, n ? 100 * f / n : 0 }' "$T/$m-levels.folded")
@@ -127,5 +134,4 @@ attach stress "$F126" 3 -shape stress -work 20000 -rate 5000 -duration 3.6s
 created=$(awk '/^created/ { print $2 }' "$T/stress.out")
 echo "# stress: $created goroutines in 3.6 s"
 judge stress
-[ -n "$mounted" ] && umount "$mounted"
 exit 0

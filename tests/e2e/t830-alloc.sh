@@ -180,5 +180,4 @@ for b in go126 go; do
 	fi
 done
 expect_fail memprofilerate-launch 2 'memprofilerate needs -p' "$PMUPROF" record --memprofilerate 1 -o "$T/x.pb.gz" -- "$FIX/go126/allocoff-stripped" -n 1
-[ -n "$mounted" ] && umount "$mounted"
 exit 0

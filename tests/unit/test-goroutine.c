@@ -379,6 +379,9 @@ static int test_inspect_late(void)
 	copy[0x1000 - 8] ^= 1; /* a new goroutine's root frame */
 	CHECK_INT(pm_gor_inspect(g, 1, TID, G1, STK + 0x1000, copy, sizeof(copy), &gi), -ESTALE);
 	CHECK_INT(pm_gor_inspect(g, 1, TID, G1, STK + 0x1000, NULL, 0, &gi), -ESTALE);
+	/* a g in _Gidle (a g0 read without its m) is no goroutine: not a stale one */
+	memset(mem[0].buf + l.g_status, 0, 4);
+	CHECK_INT(pm_gor_inspect(g, 1, TID, G1, STK + 0x1000, copy, sizeof(copy), &gi), -EINVAL);
 	pm_gor_free(g);
 	return PM_PASS;
 }

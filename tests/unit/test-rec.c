@@ -660,6 +660,23 @@ static int t_lost_throttle(void)
 		CHECK_INT(pm_rec_decode(h, &l, &r), -EINVAL);
 	}
 
+	/* a thread's switch: no body, the thread and the time in the trailer */
+	b_init(&B);
+	put32x2(&B, 7, 9);
+	put64(&B, 2000);
+	h = b_done(&B, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	CHECK_INT(pm_rec_decode(h, &l, &r), 0);
+	CHECK_INT(r.type, PERF_RECORD_SWITCH);
+	CHECK_INT(r.misc, PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	CHECK_INT(r.sid.tid, 9);
+	CHECK_INT(r.sid.time, 2000);
+	b_init(&B);
+	put64(&B, 5);
+	put32x2(&B, 7, 9);
+	put64(&B, 2000);
+	h = b_done(&B, PERF_RECORD_SWITCH, 0);
+	CHECK_INT(pm_rec_decode(h, &l, &r), -EINVAL);
+
 	/* a trailer bigger than the record */
 	b_init(&B);
 	put64(&B, 1);
@@ -678,9 +695,9 @@ static int t_unknown(void)
 
 	b_init(&B);
 	put64(&B, 0);
-	h = b_done(&B, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
+	h = b_done(&B, PERF_RECORD_SWITCH_CPU_WIDE, PERF_RECORD_MISC_SWITCH_OUT);
 	CHECK_INT(pm_rec_decode(h, NULL, &r), 1);
-	CHECK_INT(r.type, PERF_RECORD_SWITCH);
+	CHECK_INT(r.type, PERF_RECORD_SWITCH_CPU_WIDE);
 	h = b_done(&B, 0x7777, 0);
 	CHECK_INT(pm_rec_decode(h, NULL, &r), 1);
 	CHECK_INT(r.type, 0x7777);

@@ -19,7 +19,11 @@
 // work (for a profiler to attach), allocating 64 B a millisecond in
 // main.idle; -usr1 waits so (after -delay) until a SIGUSR1 comes; -prof FILE writes the program's own
 // allocs profile at the end, after a GC (the runtime publishes its records
-// at the end of a cycle).
+// at the end of a cycle); -heap FILE its heap profile so.  -keep K keeps
+// every K-th object of each function alive to the end (the live heap),
+// ("kept FUNC TENANT OBJECTS BYTES"), and -hold D waits D after the
+// profiles are written ("profiles written" on stdout), allocating
+// nothing, with those objects still alive.
 //
 // Truth, printed at the end, one line per function and tenant:
 // "truth FUNC TENANT CREATOR OBJECTS BYTES".
@@ -47,18 +51,22 @@ var (
 	linger  = flag.Duration("linger", 0, "workers stay alive this long after their work")
 	release = make(chan struct{})
 	pace    = flag.Int("pace", 0, "sleep a millisecond after every PACE rounds (0: never)")
+	heap    = flag.String("heap", "", "write the program's own heap profile here at the end")
+	keep    = flag.Int("keep", 0, "keep every KEEP-th object of each function alive (0: none)")
+	hold    = flag.Duration("hold", 0, "wait this long after writing the profiles")
+	kept    [][][]byte
 	sink    []byte
 	mu      sync.Mutex
 )
 
 //go:noinline
-func small() { sink = make([]byte, 48) }
+func small() []byte { b := make([]byte, 48); sink = b; return b }
 
 //go:noinline
-func page() { sink = make([]byte, 4096) }
+func page() []byte { b := make([]byte, 4096); sink = b; return b }
 
 //go:noinline
-func big() { sink = make([]byte, 65536) }
+func big() []byte { b := make([]byte, 65536); sink = b; return b }
 
 // idle allocates a little every millisecond while the program waits, as a
 // server does between requests.
@@ -70,22 +78,36 @@ func idle() {
 }
 
 type job struct {
-	fn    func()
+	fn    func() []byte
 	name  string
 	count int
 	size  int
 }
 
 func work(jobs []job) {
+	var keepers [][]byte
+	if *keep > 0 {
+		n := 0
+		for _, j := range jobs {
+			n += j.count / *keep + 1
+		}
+		keepers = make([][]byte, 0, n)
+	}
 	for i := 0; ; i++ {
 		done := true
 		for _, j := range jobs {
 			if i < j.count {
-				j.fn()
+				b := j.fn()
+				if *keep > 0 && i%*keep == 0 {
+					keepers = append(keepers, b)
+				}
 				done = false
 			}
 		}
 		if done {
+			mu.Lock()
+			kept = append(kept, keepers)
+			mu.Unlock()
 			return
 		}
 		if *pace > 0 && i%*pace == *pace-1 {
@@ -146,11 +168,23 @@ func main() {
 	for _, j := range b {
 		fmt.Printf("truth %s b main.siteB %d %d\n", j.name, j.count, j.count*j.size)
 	}
-	if *prof != "" {
+	if *keep > 0 {
+		for i, j := range append(a, b...) {
+			k := (j.count + *keep - 1) / *keep
+			fmt.Printf("kept %s %s %d %d\n", j.name, map[bool]string{true: "a", false: "b"}[i < len(a)], k, k*j.size)
+		}
+	}
+	sink = nil // the last object made, not kept
+	if *prof != "" || *heap != "" {
 		runtime.GC()
-		f, err := os.Create(*prof)
+	}
+	for _, w := range []struct{ file, name string }{{*prof, "allocs"}, {*heap, "heap"}} {
+		if w.file == "" {
+			continue
+		}
+		f, err := os.Create(w.file)
 		if err == nil {
-			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			err = pprof.Lookup(w.name).WriteTo(f, 0)
 			f.Close()
 		}
 		if err != nil {
@@ -158,4 +192,9 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	if *hold > 0 {
+		fmt.Println("profiles written")
+		time.Sleep(*hold)
+	}
+	runtime.KeepAlive(kept)
 }
