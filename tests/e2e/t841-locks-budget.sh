@@ -87,5 +87,4 @@ for b in go126 go go127; do
 		fail "$n-replay" "live $(cat "$T/$n.pb.gz.sites"), replay $(cat "$T/$n.replay.pb.gz.sites") $(head -2 "$T/$n.rerr")"
 	fi
 done
-[ -n "$mounted" ] && umount "$mounted"
 exit 0

@@ -71,5 +71,4 @@ for b in go126 go go127; do
 		check $n "$T/$n.pb.gz"
 	fi
 done
-[ -n "$mounted" ] && umount "$mounted"
 exit 0
