@@ -55,7 +55,7 @@
  * (a capture logs them there, so that a replay weighs the same), and a
  * wait is added to the profile once its period is final.
  */
-#define NFN 5 /* the functions watched (fns[]): each its own weight */
+#define NFN 6 /* the functions watched (fns[]): each its own weight */
 struct period {
 	uint64_t start;
 	double w[NFN];
@@ -84,12 +84,13 @@ static const struct lockfn {
 	 */
 	const char *callee, *callee24;
 	unsigned upto; /* watched up to this Go 1.x only (0: all) */
+	bool holder;   /* an entry probe only: a release with waiters (the holder's stack) */
 } fns[] = {
-	{ "sync.(*Mutex).lockSlow", "internal/sync.(*Mutex).lockSlow", 0, false, NULL, NULL, 0 },
-	{ "sync.runtime_SemacquireRWMutexR", NULL, 12, true, NULL, NULL, 0 }, /* RLock waits for a writer */
-	{ "sync.runtime_SemacquireRWMutex", NULL, 8, true, NULL, NULL, 0 },   /* Lock waits for the readers */
+	{ "sync.(*Mutex).lockSlow", "internal/sync.(*Mutex).lockSlow", 0, false, NULL, NULL, 0, false },
+	{ "sync.runtime_SemacquireRWMutexR", NULL, 12, true, NULL, NULL, 0, false }, /* RLock waits for a writer */
+	{ "sync.runtime_SemacquireRWMutex", NULL, 8, true, NULL, NULL, 0, false },   /* Lock waits for the readers */
 	/* a runtime lock's sleep: futexsleep (Go 1.19-1.23), semasleep (1.24 on) */
-	{ "runtime.lock2", NULL, 0, true, "runtime.futexsleep", "runtime.semasleep", 0 },
+	{ "runtime.lock2", NULL, 0, true, "runtime.futexsleep", "runtime.semasleep", 0, false },
 	/*
 	 * Go 1.19: RLock and a writer waiting for the readers sleep in the
 	 * Mutex's semaphore function, which lockSlow calls too (those calls,
@@ -97,19 +98,29 @@ static const struct lockfn {
 	 * semaphore's address (the RWMutex + 12 for RLock, + 8 for a writer:
 	 * the function gets the semaphore, not which)
 	 */
-	{ "sync.runtime_SemacquireMutex", NULL, 0, true, NULL, NULL, 19 },
+	{ "sync.runtime_SemacquireMutex", NULL, 0, true, NULL, NULL, 19, false },
+	/*
+	 * the release of a Mutex with waiters (Unlock's slow path, reached
+	 * only then): the releasing goroutine's stack, charged with the time
+	 * the watched waiters for that Mutex waited since the last release
+	 * (the holder when they began to wait, for the first release after)
+	 */
+	{ "sync.(*Mutex).unlockSlow", "internal/sync.(*Mutex).unlockSlow", 0, true, NULL, NULL, 0,
+	  true },
 };
+#define FN_HOLDER 5 /* fns[] index of the last */
 #define FN_SEMA119 4 /* fns[] index of the last */
 _Static_assert(PM_ARRAY_SIZE(fns) == NFN, "a weight per function watched");
 
 /* values per stack: contended locks, nanoseconds waited */
-enum { V_COUNT, V_DELAY, V_N };
+enum { V_COUNT, V_DELAY, V_HCOUNT, V_HDELAY, V_N }; /* V_H*: the holders' */
 
 /* a goroutine inside lockSlow: its entry, waiting for its exit */
 struct waiting {
 	pid_t pid, tid;
 	uint64_t g, mutex, time;
 	uint64_t delay; /* once it ended */
+	uint64_t charged; /* to a holder (V_H*) up to this time */
 	unsigned fn;    /* in fns[] */
 	uint32_t *ids;
 	size_t n;
@@ -153,7 +164,8 @@ struct locks {
 	size_t nd, dcap;
 	bool sampled;        /* a period watched in part: the waits are a sample */
 	double carry, scaled; /* the contentions' fraction not yet given, their scaled total */
-	uint64_t unwatched_exit, others, nested;
+	uint64_t unwatched_exit, others, nested, holders;
+	double hcarry;
 };
 
 /* Length of "add rsp, imm; [pop rbp;] ret" at @b (with @left bytes), 0 if not one. */
@@ -304,6 +316,8 @@ static int probes_for(const char *path, size_t k, struct pm_evt_spec *in, struct
 		goto out;
 	}
 	probe_va = pm_elf_offset_to_vaddr(e, in->config2);
+	if (fns[k].holder)
+		goto args; /* its entry only */
 	if (fns[k].callee) { /* the call of the sleep and its return, in the same segment */
 		const char *cn = minor >= 24 && fns[k].callee24 ? fns[k].callee24 : fns[k].callee;
 		long ci = find_func(go, cn);
@@ -393,6 +407,11 @@ static int locks_add_events(struct session *s)
 			if (rc < 0 || pm_evt_uprobe_define(&in, (unsigned)s->nev, err, sizeof(err)) < 0) {
 				pm_warn("locks: cannot watch the locks of %s (%s)", real, err);
 				break;
+			}
+			if (fns[k].holder) { /* its entry only */
+				s->cpuwide[s->nev] = true;
+				pm_src_add_event(s, &pm_src_locks, &in, KIND_ENTRY + (int)k * KIND_FN);
+				continue;
 			}
 			if (pm_evt_uprobe_define(&out, (unsigned)s->nev + 1, err, sizeof(err)) < 0) {
 				pm_evt_uprobe_undefine(&in);
@@ -806,25 +825,12 @@ static void drop(struct locks *st, struct waiting *w)
 	*w = st->w[--st->nw];
 }
 
-/* The entry: the waiter's stack, goroutine, labels and creators, kept until its exit. */
-static void entry_sample(struct session *s, struct locks *st, const struct pm_rec_sample *smp,
-			 size_t fn)
+/* The sample's stack, goroutine, labels and creators into s->ids: their count. */
+static size_t walk(struct session *s, const struct pm_rec_sample *smp)
 {
 	struct pm_walk w;
-	struct waiting *wt;
-	uint64_t g = pm_le64(smp->raw + 16);
 	size_t n, k = 0;
 
-	wt = find(st, (pid_t)smp->pid, g);
-	if (wt && wt->fn != fn) {
-		/*
-		 * inside another wait watched: a runtime lock's sleep in the
-		 * semaphore of a lockSlow, or (Go 1.19) lockSlow's own call of
-		 * the semaphore function: its time is that wait's already
-		 */
-		st->nested++;
-		return;
-	}
 	pm_ses_walk(s, smp, &w);
 	n = w.n;
 	if (s->cap)
@@ -850,6 +856,74 @@ static void entry_sample(struct session *s, struct locks *st, const struct pm_re
 				  w.in.regs[PM_DW_R14], w.in.sp, w.in.stack, w.in.stack_len, s->pcs, n,
 				  w.status, w.switch_bp, s->ids, k, PM_ARRAY_SIZE(s->ids));
 	pm_reg_check_limits(s->reg, s->stacks, w.status);
+	return k;
+}
+
+/*
+ * A release with waiters (fns[FN_HOLDER]): the releasing goroutine's
+ * stack, one holder_contentions and as holder_delay the time each
+ * watched waiter for this Mutex waited since the last release it saw (or
+ * its start), weighing as that wait -- Go's mutex profile's way.
+ */
+static void holder_sample(struct session *s, struct locks *st, const struct pm_rec_sample *smp)
+{
+	int64_t values[PM_SES_VALUES_MAX];
+	int64_t *v = values + s->val_off[pm_src_index(&pm_src_locks)];
+	uint64_t m = pm_le64(smp->raw + 24);
+	double n = 0, ns = 0;
+	size_t k, nw = 0;
+
+	for (size_t i = 0; i < st->nw; i++) {
+		struct waiting *wt = &st->w[i];
+		const struct period *p;
+		uint64_t from;
+		double wgt;
+
+		if (wt->mutex != m || wt->fn != 0 || wt->pid != (pid_t)smp->pid || wt->time >= smp->time)
+			continue;
+		from = wt->charged > wt->time ? wt->charged : wt->time;
+		p = period_of(st, wt->time);
+		wgt = p ? p->w[0] : 1;
+		n += wgt;
+		nw++;
+		ns += wgt * (double)(smp->time - from);
+		wt->charged = smp->time;
+	}
+	if (n <= 0) {
+		if (s->cap)
+			s->keep = 0;
+		return;
+	}
+	k = walk(s, smp);
+	memset(values, 0, s->nvalues * sizeof(values[0]));
+	st->hcarry += n / (double)nw; /* one release, weighing as its waiters on average */
+	v[V_HCOUNT] = (int64_t)floor(st->hcarry);
+	st->hcarry -= (double)v[V_HCOUNT];
+	v[V_HDELAY] = (int64_t)ns;
+	st->holders++;
+	pm_stacks_add_tagged(s->stacks, (uint32_t)smp->pid, waiter_tag(st, (pid_t)smp->tid, m),
+			     s->ids, k, values);
+}
+
+/* The entry: the waiter's stack, goroutine, labels and creators, kept until its exit. */
+static void entry_sample(struct session *s, struct locks *st, const struct pm_rec_sample *smp,
+			 size_t fn)
+{
+	struct waiting *wt;
+	uint64_t g = pm_le64(smp->raw + 16);
+	size_t k;
+
+	wt = find(st, (pid_t)smp->pid, g);
+	if (wt && wt->fn != fn) {
+		/*
+		 * inside another wait watched: a runtime lock's sleep in the
+		 * semaphore of a lockSlow, or (Go 1.19) lockSlow's own call of
+		 * the semaphore function: its time is that wait's already
+		 */
+		st->nested++;
+		return;
+	}
+	k = walk(s, smp);
 	wt = find(st, (pid_t)smp->pid, g);
 	if (wt) { /* its exit was lost */
 		st->lost++;
@@ -867,6 +941,7 @@ static void entry_sample(struct session *s, struct locks *st, const struct pm_re
 	wt->pid = (pid_t)smp->pid;
 	wt->tid = (pid_t)smp->tid;
 	wt->g = g;
+	wt->charged = 0;
 	wt->mutex = pm_le64(smp->raw + 24) - fns[fn].off; /* the lock's own address */
 	if (fns[fn].callee && pm_le64(smp->raw + 24) == UINT64_MAX)
 		wt->mutex = 0; /* semasleep(-1): the runtime lock's address is not known */
@@ -876,7 +951,6 @@ static void entry_sample(struct session *s, struct locks *st, const struct pm_re
 	wt->ids = xmalloc(k * sizeof(*wt->ids) + 1);
 	memcpy(wt->ids, s->ids, k * sizeof(*wt->ids));
 }
-
 /* A wait ended, into the profile, weighing @w. */
 static void add_wait(struct session *s, struct locks *st, const struct waiting *d, double w)
 {
@@ -961,6 +1035,10 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 			s->keep = 0;
 		return;
 	}
+	if ((s->kind[ev] & KIND_ENTRY) && fns[k].holder) {
+		holder_sample(s, st, smp);
+		return;
+	}
 	if (s->kind[ev] & KIND_ENTRY) {
 		entry_sample(s, st, smp, k);
 		return;
@@ -1005,8 +1083,11 @@ static void locks_profile_head(struct session *s, struct pm_profile *p)
 	flush(s, st, true); /* the last period's waits: as planned */
 	pm_prof_add_sample_type(p, "contentions", "count");
 	pm_prof_add_sample_type(p, "delay", "nanoseconds");
+	/* the holders': the releases' stacks, charged with the waiting they ended (Go's mutex profile) */
+	pm_prof_add_sample_type(p, "holder_contentions", "count");
+	pm_prof_add_sample_type(p, "holder_delay", "nanoseconds");
 	if (!s->nuser) { /* locks alone: a mutex profile's period and default */
-		pm_prof_set_default_type(p, pm_prof_nsample_types(p) - 1);
+		pm_prof_set_default_type(p, pm_prof_find_sample_type(p, "delay"));
 		pm_prof_set_period(p, "contentions", "count", 1);
 	}
 }
@@ -1056,11 +1137,13 @@ static void locks_profile_stack(struct session *s, struct pm_profile *p, const u
 	struct pm_prof_label lab[2 + PM_GOR_MAX_LABELS + 4];
 	int64_t val[PM_SES_VALUES_MAX + 4];
 	long ic = pm_prof_find_sample_type(p, "contentions"),
-	     id = pm_prof_find_sample_type(p, "delay");
+	     id = pm_prof_find_sample_type(p, "delay"),
+	     ihc = pm_prof_find_sample_type(p, "holder_contentions"),
+	     ihd = pm_prof_find_sample_type(p, "holder_delay");
 	size_t nt = pm_prof_nsample_types(p);
 
-	if ((!v[V_COUNT] && !v[V_DELAY]) || ic < 0 || id < 0 || nt > PM_ARRAY_SIZE(val) ||
-	    nlab + 1 > PM_ARRAY_SIZE(lab))
+	if ((!v[V_COUNT] && !v[V_DELAY] && !v[V_HCOUNT] && !v[V_HDELAY]) || ic < 0 || id < 0 ||
+	    ihc < 0 || ihd < 0 || nt > PM_ARRAY_SIZE(val) || nlab + 1 > PM_ARRAY_SIZE(lab))
 		return;
 	memcpy(lab, lab0, nlab * sizeof(*lab));
 	for (size_t i = 0; i < nlab; i++) {
@@ -1080,6 +1163,8 @@ static void locks_profile_stack(struct session *s, struct pm_profile *p, const u
 	memset(val, 0, sizeof(val));
 	val[ic] = v[V_COUNT];
 	val[id] = v[V_DELAY];
+	val[ihc] = v[V_HCOUNT];
+	val[ihd] = v[V_HDELAY];
 	pm_prof_add(p, locs, n, val, lab, nlab);
 }
 

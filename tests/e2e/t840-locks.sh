@@ -35,6 +35,10 @@
 #     Go 1.19 too (an RLock waits in the Mutex's semaphore function
 #     there: watched outside lockSlow, the label the semaphore's address,
 #     not compared);
+#   - the holders (holder_contentions: the releases with waiters, the
+#     releasing goroutine's stack) against the program's own mutex
+#     profile (the unlockers', rate 1, the same run): within 10 %, the
+#     sites' shares within 5 pp;
 #   - against the program's own block profile (the runtime's, rate 1, the
 #     same run): the delay's split within 5 pp of its, and at least its
 #     total (it counts the sleep in the semaphore only); its contentions
@@ -141,7 +145,7 @@ for b in go126 go go127; do
 	# (it counts the time asleep in the semaphore only: pmuprof's delay,
 	# the whole slow path, spinning too, at least its)
 	n=$b-runtime
-	"$PMUPROF" record --locks --locks-max-rate 0 -o "$T/$n.pb.gz" -- "$d/locks" -rate 1 -block "$T/$n.block.pb.gz" >"$T/$n.out" 2>"$T/$n.err"
+	"$PMUPROF" record --locks --locks-max-rate 0 -o "$T/$n.pb.gz" -- "$d/locks" -rate 1 -block "$T/$n.block.pb.gz" -prof "$T/$n.mutex.pb.gz" >"$T/$n.out" 2>"$T/$n.err"
 	"$PMUPROF" report -i "$T/$n.pb.gz" --folded --sample-index delay 2>/dev/null >"$T/$n.delay"
 	gotool tool pprof -traces -unit=ns -sample_index=delay "$T/$n.block.pb.gz" 2>/dev/null >"$T/$n.traces"
 	r=$(awk 'FILENAME ~ /delay$/ { if ($0 ~ /;main\.siteA;/) a += $NF; else if ($0 ~ /;main\.siteB;/) b += $NF; next }
@@ -176,6 +180,22 @@ for b in go126 go go127; do
 	case $r in
 	*" ok") pass "$n-contentions" ;;
 	*) fail "$n-contentions" "$r" ;;
+	esac
+	# the holders (the releases with waiters, unlockSlow) against the
+	# program's own mutex profile (the unlockers' stacks, rate 1): the
+	# releases within 10 %, the sites' shares within 5 pp
+	"$PMUPROF" report -i "$T/$n.pb.gz" --folded --sample-index holder_contentions 2>/dev/null >"$T/$n.holders"
+	gotool tool pprof -top -sample_index=contentions "$T/$n.mutex.pb.gz" 2>/dev/null >"$T/$n.mtop"
+	r=$(awk 'FILENAME ~ /holders$/ { if ($0 ~ /;main\.siteA;.*unlockSlow /) a += $NF; else if ($0 ~ /;main\.siteB;.*unlockSlow /) b += $NF; next }
+		$NF == "main.siteA" { ra = $(NF - 2) } $NF == "main.siteB" { rb = $(NF - 2) }
+		END { if (a + b == 0 || ra + rb == 0) { print "none BAD"; exit }
+			p = 100 * a / (a + b); q = 100 * ra / (ra + rb)
+			printf "releases with waiters %d, the mutex profile'"'"'s %d (%.1f %%); site A share %.1f %%, its %.1f %%", a + b, ra + rb, 100 * (a + b) / (ra + rb), p, q
+			print (p - q < 5 && q - p < 5 && a + b >= 0.9 * (ra + rb) && a + b <= 1.1 * (ra + rb)) ? " ok" : " BAD" }' "$T/$n.holders" "$T/$n.mtop")
+	echo "# $n-holders: $r"
+	case $r in
+	*" ok") pass "$n-holders" ;;
+	*) fail "$n-holders" "$r" ;;
 	esac
 	# RWMutex (Go 1.20+: its two semaphore functions): six readers, two
 	# writers; each side's delay within 80-105 % of the time it measured
