@@ -29,6 +29,11 @@
  * function (sync.runtime_SemacquireMutex), its calls inside a watched
  * lockSlow left out.
  *
+ * The holder's stack: a probe at the entry of sync.(*Mutex).unlockSlow
+ * (a release with waiters): the releasing goroutine's stack, charged with
+ * the waiting it ended (holder_contentions, holder_delay: Go's mutex
+ * profile's way), from the waits watched for that Mutex.
+ *
  * The budget (--locks-max-rate, hits per second): the probes open per CPU
  * for every process (attach.h, pm_att_cpuwide()) so that they can be
  * closed (a disabled uprobe still traps); above the budget its timer
