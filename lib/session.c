@@ -103,6 +103,47 @@ void pm_ses_walk(struct session *s, const struct pm_rec_sample *smp, struct pm_w
 	w->switch_bp = pm_unw_switch_bp(pm_reg_unwinder(s->reg, pid));
 }
 
+size_t pm_ses_stack_ids(struct session *s, const struct pm_rec_sample *smp,
+			const struct pm_walk *w)
+{
+	size_t n = w->n, nk = w->nk, i;
+
+	for (i = 0; i < nk; i++) {
+		struct pm_stack_frame f = { PM_SES_KERNEL_MAP, i > 0, s->kchain[i], s->kchain[i] };
+
+		s->ids[i] = pm_stacks_frame(s->stacks, &f);
+	}
+	for (i = 0; i < n; i++) {
+		const struct pm_map *m;
+		struct pm_stack_frame f;
+
+		/* recursion: a return address equal to the one below is the same frame */
+		if (i > 1 && s->pcs[i] == s->pcs[i - 1]) {
+			s->ids[nk + i] = s->ids[nk + i - 1];
+			continue;
+		}
+		m = pm_maps_find(s->maps, w->pid, s->pcs[i]);
+		f.map_id = m ? m->id : PM_STACKS_NO_MAP;
+		f.is_return = i > 0;
+		f.addr = s->pcs[i];
+		f.vaddr = m && m->sym ? (uint64_t)((int64_t)s->pcs[i] - m->bias) : s->pcs[i];
+		s->ids[nk + i] = pm_stacks_frame(s->stacks, &f);
+	}
+	n += nk;
+	if (w->status & PM_UNW_COMPLETE) {
+		s->complete++;
+	} else {
+		/* an honest marker at the root instead of a guessed caller */
+		s->ids[n++] = s->cut_frame;
+		s->res->cut++;
+	}
+	if (s->gor && (w->in.regs_valid & (1u << PM_DW_R14)))
+		n = pm_gor_sample(s->gor, s->maps, s->stacks, w->pid, (pid_t)smp->tid, smp->time,
+				  w->in.regs[PM_DW_R14], w->in.sp, w->in.stack, w->in.stack_len, s->pcs,
+				  w->n, w->status, w->switch_bp, s->ids, n, PM_ARRAY_SIZE(s->ids));
+	return n;
+}
+
 /* The event of a record's id: its index (0 when there is one event, or the id is not known). */
 static size_t event_of(struct session *s, uint64_t id)
 {

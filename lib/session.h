@@ -122,6 +122,15 @@ void pm_ses_layout(struct session *s);
 /* Unwind @smp: the user stack into s->pcs, the kernel's into s->kchain. */
 void pm_ses_walk(struct session *s, const struct pm_rec_sample *smp, struct pm_walk *w);
 /*
+ * The frames of @smp, walked into @w, as ids in s->ids: the kernel's, the
+ * user's (a return address equal to the one below is the same frame: a
+ * recursion), the cut marker where the walk did not complete (counted),
+ * then the goroutine's (pm_gor_sample(): id, labels, creators).  Returns
+ * how many.
+ */
+size_t pm_ses_stack_ids(struct session *s, const struct pm_rec_sample *smp,
+			const struct pm_walk *w);
+/*
  * The one entry to processing, live and at replay: @h is the record's
  * bytes (what the capture stores), @r its decoding.
  */

@@ -60,52 +60,16 @@ static void cpu_sample(struct session *s, size_t ev, const struct pm_rec_sample 
 	struct pm_walk w;
 	int64_t values[PM_SES_VALUES_MAX];
 	int64_t *v = values + s->val_off[0];
-	size_t n, i, nk;
+	size_t n;
 
 	s->res->samples++;
 	memset(values, 0, s->nvalues * sizeof(values[0]));
 	v[2 * ev] = 1;
 	v[2 * ev + 1] = (int64_t)smp->period;
 	pm_ses_walk(s, smp, &w);
-	n = w.n;
-	nk = w.nk;
 	if (s->cap)
-		s->keep = pm_cap_keep(s, &w.in, w.pid, n, w.status);
-	for (i = 0; i < nk; i++) {
-		struct pm_stack_frame f = { PM_SES_KERNEL_MAP, i > 0, s->kchain[i], s->kchain[i] };
-
-		s->ids[i] = pm_stacks_frame(s->stacks, &f);
-	}
-	for (i = 0; i < n; i++) {
-		const struct pm_map *m;
-		struct pm_stack_frame f;
-
-		/* recursion: a return address equal to the one below is the same frame */
-		if (i > 1 && s->pcs[i] == s->pcs[i - 1]) {
-			s->ids[nk + i] = s->ids[nk + i - 1];
-			continue;
-		}
-		m = pm_maps_find(s->maps, w.pid, s->pcs[i]);
-
-		f.map_id = m ? m->id : PM_STACKS_NO_MAP;
-		f.is_return = i > 0;
-		f.addr = s->pcs[i];
-		f.vaddr = m && m->sym ? (uint64_t)((int64_t)s->pcs[i] - m->bias) : s->pcs[i];
-		s->ids[nk + i] = pm_stacks_frame(s->stacks, &f);
-	}
-	n += nk;
-	if (w.status & PM_UNW_COMPLETE) {
-		s->complete++;
-	} else {
-		/* an honest marker at the root instead of a guessed caller */
-		s->ids[n++] = s->cut_frame;
-		s->res->cut++;
-	}
-	if (s->gor && (w.in.regs_valid & (1u << PM_DW_R14))) /* goroutines: creators, labels */
-		n = pm_gor_sample(s->gor, s->maps, s->stacks, w.pid, (pid_t)smp->tid, smp->time,
-				  w.in.regs[PM_DW_R14], w.in.sp, w.in.stack, w.in.stack_len, s->pcs,
-				  n - nk - !(w.status & PM_UNW_COMPLETE), w.status, w.switch_bp, s->ids, n,
-				  PM_ARRAY_SIZE(s->ids));
+		s->keep = pm_cap_keep(s, &w.in, w.pid, w.n, w.status);
+	n = pm_ses_stack_ids(s, smp, &w);
 	if (s->cap && pm_gor_used_copy(s->gor))
 		s->keep = UINT64_MAX;
 	pm_stacks_add_tagged(s->stacks, smp->pid, smp->tid, s->ids, n, values);

@@ -184,45 +184,6 @@ static struct thr *thread(struct offcpu *st, pid_t pid, pid_t tid, bool make)
 	return t;
 }
 
-/* The stack of the sample just walked: kernel frames, user frames, the goroutine's frames. */
-static size_t stack_ids(struct session *s, const struct pm_rec_sample *smp, struct pm_walk *w)
-{
-	size_t n = w->n, nk = w->nk, i;
-
-	for (i = 0; i < nk; i++) {
-		struct pm_stack_frame f = { PM_SES_KERNEL_MAP, i > 0, s->kchain[i], s->kchain[i] };
-
-		s->ids[i] = pm_stacks_frame(s->stacks, &f);
-	}
-	for (i = 0; i < n; i++) {
-		const struct pm_map *m;
-		struct pm_stack_frame f;
-
-		if (i > 1 && s->pcs[i] == s->pcs[i - 1]) {
-			s->ids[nk + i] = s->ids[nk + i - 1];
-			continue;
-		}
-		m = pm_maps_find(s->maps, w->pid, s->pcs[i]);
-		f.map_id = m ? m->id : PM_STACKS_NO_MAP;
-		f.is_return = i > 0;
-		f.addr = s->pcs[i];
-		f.vaddr = m && m->sym ? (uint64_t)((int64_t)s->pcs[i] - m->bias) : s->pcs[i];
-		s->ids[nk + i] = pm_stacks_frame(s->stacks, &f);
-	}
-	n += nk;
-	if (w->status & PM_UNW_COMPLETE) {
-		s->complete++;
-	} else {
-		s->ids[n++] = s->cut_frame;
-		s->res->cut++;
-	}
-	if (s->gor && (w->in.regs_valid & (1u << PM_DW_R14)))
-		n = pm_gor_sample(s->gor, s->maps, s->stacks, w->pid, (pid_t)smp->tid, smp->time,
-				  w->in.regs[PM_DW_R14], w->in.sp, w->in.stack, w->in.stack_len, s->pcs,
-				  w->n, w->status, w->switch_bp, s->ids, n, PM_ARRAY_SIZE(s->ids));
-	return n;
-}
-
 /* A switch-out: the thread's stack and goroutine now, its time at the switch-in. */
 static void offcpu_sample(struct session *s, size_t ev, const struct pm_rec_sample *smp)
 {
@@ -246,7 +207,7 @@ static void offcpu_sample(struct session *s, size_t ev, const struct pm_rec_samp
 	pm_ses_walk(s, smp, &w);
 	if (s->cap)
 		s->keep = pm_cap_keep(s, &w.in, w.pid, w.n, w.status);
-	n = stack_ids(s, smp, &w);
+	n = pm_ses_stack_ids(s, smp, &w);
 	if (s->cap && pm_gor_used_copy(s->gor))
 		s->keep = UINT64_MAX;
 	pm_reg_check_limits(s->reg, s->stacks, w.status);

@@ -407,6 +407,25 @@ static size_t check_extension(struct pm_unw *u, const struct pm_unw_input *in,
 }
 
 /*
+ * Are the callchain's return addresses from @c on among pcs[@j..@n), in
+ * order (a frame may be skipped, none added)?  Also true when the frames
+ * read end first: what the chain has beyond them is not checked.
+ */
+static bool chain_among(const struct pm_unw_input *in, size_t c, const uint64_t *pcs, size_t j,
+			size_t n)
+{
+	for (; c < in->chain_len; c++) {
+		while (j < n && pcs[j] != in->chain[c])
+			j++;
+		if (j == n)
+			return false; /* not among the frames read */
+		if (++j == n)
+			return true; /* the walk's last frame */
+	}
+	return true;
+}
+
+/*
  * The walk crossed from g0 to the goroutine through curg.sched, read now
  * (pm_unw_g0_switch()): @sw_n frames before the switch, @rs the registers
  * on g0 there.  The bp check there holds when the g runs a goroutine that
@@ -424,7 +443,7 @@ static size_t check_switch(struct pm_unw *u, const struct pm_unw_input *in,
 {
 	struct walk tw;
 	unsigned st2;
-	size_t k, c, j = sw_n, m;
+	size_t k, j = sw_n, m;
 
 	if (!in->chain || sw_n == 0 || n <= sw_n)
 		return n;
@@ -432,15 +451,7 @@ static size_t check_switch(struct pm_unw *u, const struct pm_unw_input *in,
 		;
 	if (k + 1 >= in->chain_len)
 		return n; /* the callchain does not cross: nothing to check */
-	for (c = k + 1; c < in->chain_len; c++) {
-		while (j < n && pcs[j] != in->chain[c])
-			j++;
-		if (j == n)
-			break; /* not among the frames read */
-		if (++j == n)
-			return n; /* the walk's last frame: what the chain has beyond is not checked */
-	}
-	if (c == in->chain_len)
+	if (chain_among(in, k + 1, pcs, j, n))
 		return n;
 	if (u->alt_cap < max) {
 		free(u->alt);
@@ -492,15 +503,7 @@ static size_t check_signal(struct pm_unw *u, const struct pm_unw_input *in, uint
 		c++;
 	if (c >= in->chain_len)
 		return n; /* the callchain does not go past the handler: nothing to check */
-	for (; c < in->chain_len; c++) {
-		while (j < n && pcs[j] != in->chain[c])
-			j++;
-		if (j == n)
-			break; /* not among the frames read */
-		if (++j == n)
-			return n; /* the walk's last frame: what the chain has beyond is not checked */
-	}
-	if (c == in->chain_len)
+	if (chain_among(in, c, pcs, j, n))
 		return n;
 	*status = (*status & (PM_UNW_SAW_MAIN | PM_UNW_SIGFRAME | PM_UNW_SWITCHED)) |
 		  PM_UNW_MOVED_ON | PM_UNW_CUT;

@@ -62,11 +62,12 @@ ids() {
 judge() {
 	set -- "$1" $(stats "$T/$1.folded") "$(truthA "$T/$1.out")"
 	echo "# $1: $2 handler samples, $3 % under a listener, A $4 % (truth ${11} %), $5 under the wrong listener; GC workers: $7 samples, $6 not made by gcBgMarkStartWorkers, ${10} unknown; handler on the system stack: $8 samples, $9 under its listener"
-	# wrong creators: the goal is none; attached, a few in 10 000 are still seen on a fresh
-	# machine (issue 15 left open on it: 3 in 22 000 in one run, 0 in most): at most 1 in
-	# 2 000 handler samples, 1 in 50 GC-worker samples
+	# wrong creators: none (the last two causes found with captures of failing runs: a
+	# signal handler's sample whose interrupted stack was read after the goroutine exited,
+	# and attach enabling the creation probe thread by thread); GC workers: at most 1 in 50
+	# samples away from gcBgMarkStartWorkers
 	if awk -v p="$3" 'BEGIN { exit !(p >= 97) }' && close2 "$4" "${11}" "$2" &&
-		[ "$(($5 * 2000))" -le "$2" ] && [ "$(($6 * 50))" -le "$7" ]; then
+		[ "$5" -eq 0 ] && [ "$(($6 * 50))" -le "$7" ]; then
 		pass "$1"
 	else
 		fail "$1" "$2 samples, $3 % with a listener, A $4 % vs ${11} %, wrong $5, gc $6: $(grep -v '^truth\|^created' "$T/$1.err" | head -2 | tr '\n' '|')"

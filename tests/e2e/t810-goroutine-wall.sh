@@ -115,7 +115,12 @@ attach() { # NAME FIXTURE
 	judge "$1" 1
 }
 
-for v in go go126 go127; do
+launches="go go126 go127" fresh="go go127"
+if [ -n "$SAN" ]; then # the same code on every version: fewer of them
+	launches=go126 fresh=go127
+	echo "# ASan pass: launched on Go 1.26, attached on 1.26 and 1.27 stripped, fresh on 1.27 (all in the normal pass)"
+fi
+for v in $launches; do
 	if [ ! -x "$FIX/$v/wallwait" ]; then
 		skip "$v" "no $FIX/$v/wallwait (scripts/fixtures.sh)"
 		continue
@@ -124,11 +129,11 @@ for v in go go126 go127; do
 done
 [ -x "$FIX/go126/wallwait" ] && attach go126-attach "$FIX/go126/wallwait"
 [ -x "$FIX/go127/wallwait" ] && attach go127-stripped-attach "$FIX/go127/wallwait-stripped"
-[ -x "$GOFIX/wallwait" ] && attach go119-stripped-attach "$GOFIX/wallwait-stripped"
+[ -z "$SAN" ] && [ -x "$GOFIX/wallwait" ] && attach go119-stripped-attach "$GOFIX/wallwait-stripped"
 
 # goroutines made and never run: their stack is their function (g.sched.pc its
 # entry), never the function before it in the text
-for v in go go127; do
+for v in $fresh; do
 	[ -x "$FIX/$v/wallwait" ] || continue
 	GODEBUG=asyncpreemptoff=1 "$PMUPROF" record -q -e cpu-clock --wall -o "$T/fresh-$v.pb.gz" -- "$FIX/$v/wallwait" -fresh 20 1.2 >"$T/fresh-$v.out" 2>"$T/fresh-$v.err"
 	wall_samples "$T/fresh-$v.pb.gz" >"$T/fresh-$v.ws"

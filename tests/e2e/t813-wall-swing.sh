@@ -19,6 +19,8 @@ need_cmd go "$GO"
 need_cmd time /usr/bin/time
 N=100000 HZ=20
 case $PMUPROF in */san/*) san=1 ;; *) san= ;; esac
+# under ASan a swing to 30 000 (the same code; 100 000 in the normal pass)
+[ -n "$san" ] && N=30000
 
 run() { # NAME FIXTURE
 	n=$1
@@ -63,7 +65,7 @@ run() { # NAME FIXTURE
 	base=$(tail -1 "$T/$n-base.rss") rss=$(tail -1 "$T/$n.rss")
 	lim=$((base + N * 3))
 	echo "# $n: pmuprof peak RSS $rss KiB (on the 10 alone $base KiB; limit $lim KiB)"
-	if [ -n "$san" ]; then skip "$n-memory" "the ASan build's RSS is not pmuprof's"
+	if [ -n "$san" ]; then echo "# $n: memory not judged under ASan (its RSS is not pmuprof's)"
 	elif [ "$rss" -le $lim ]; then pass "$n-memory"; else fail "$n-memory" "peak RSS $rss KiB > $lim KiB (base $base KiB + 3 KiB x $N)"; fi
 }
 

@@ -83,7 +83,12 @@ judge() {
 	if awk -v u="$u" -v m=$max 'BEGIN { exit !(u <= m) }'; then pass "$n-goroutines"; else fail "$n-goroutines" "$u % unknown"; fi
 }
 
-for b in go126 go go127; do
+builds="go126 go go127"
+if [ -n "$SAN" ]; then # the same code on every version: one
+	builds=go126
+	echo "# ASan pass: Go 1.26 only (1.19 and 1.27 in the normal pass)"
+fi
+for b in $builds; do
 	d=$FIX/$b
 	if [ ! -x "$d/alloc" ]; then
 		skip "$b" "no $d/alloc (scripts/fixtures.sh builds it when the toolchain is there)"
@@ -146,7 +151,7 @@ for si in alloc_space alloc_objects; do
 done
 
 # a program that never uses the heap profile: one line says it, nothing sampled
-for b in go126 go go127; do
+for b in $builds; do
 	[ -x "$FIX/$b/allocoff-stripped" ] || continue
 	n=$b-off
 	"$PMUPROF" record --alloc -o "$T/$n.pb.gz" -- "$FIX/$b/allocoff-stripped" -n 20000 >"$T/$n.out" 2>"$T/$n.err"
@@ -159,7 +164,8 @@ for b in go126 go go127; do
 	fi
 done
 # --memprofilerate: the rate written in an attached program that had it off, put back at the end
-for b in go126 go; do
+for b in go126 ${SAN:-go}; do
+	[ "$b" = 1 ] && continue
 	n=$b-memprofilerate
 	"$FIX/$b/allocoff-stripped" -n 5000 -pace 5 -delay 1s -wait >"$T/$n.out" 2>&1 &
 	p=$!
