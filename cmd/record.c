@@ -24,8 +24,8 @@ enum { OPT_NO_CALLCHAIN = 360 }; /* performance */
 enum { OPT_ALL_FRAMES = 370 }; /* the frames Go's tracebacks hide */
 
 enum { OPT_ALLOC = 380, OPT_MEMPROFILERATE, OPT_INUSE }; /* allocations, the live heap */
-enum { OPT_LOCKS = 390 };                     /* lock contention */
-enum { OPT_OFF_CPU = 395 };                   /* off-CPU time */
+enum { OPT_LOCKS = 390, OPT_LOCKS_MAX_RATE };          /* lock contention */
+enum { OPT_OFF_CPU = 395 };                            /* off-CPU time */
 
 #define DEFAULT_CREATORS 8 /* --creators without =N */
 #define DEFAULT_WALL_HZ 20 /* --wall without =HZ */
@@ -58,7 +58,9 @@ static const struct pm_opt record_opts[] = {
 	{ OPT_INUSE, "inuse", NULL,
 	  "also the live heap: the Go runtime's heap records read at the end (no probes; no CPU events without -e)" },
 	{ OPT_LOCKS, "locks", NULL,
-	  "sample contended sync.Mutex/RWMutex locks: the waiter's stack, the time waited (no CPU events without -e)" },
+	  "sample contended sync.Mutex/RWMutex locks and runtime-lock sleeps: the waiter's stack, the time waited (no CPU events without -e)" },
+	{ OPT_LOCKS_MAX_RATE, "locks-max-rate", "HITS",
+	  "--locks: lock probe hits per second above which the probes watch part of the time, counts scaled (default 1000, 0: no limit)" },
 	{ OPT_OFF_CPU, "off-cpu", NULL,
 	  "sample threads blocked in the kernel: kernel and Go stacks, the goroutine, the time off CPU (no CPU events without -e)" },
 	{ OPT_NO_DROP_PRIVILEGES, "no-drop-privileges", NULL,
@@ -222,6 +224,16 @@ static int record_opt(int key, const char *arg, void *ctx)
 		r->cfg.inuse = true;
 		break;
 	case OPT_LOCKS:
+		r->cfg.locks = true;
+		break;
+	case OPT_LOCKS_MAX_RATE:
+		if (pm_opt_u64(arg, &v) < 0 || v > 1000000000ULL) {
+			pm_error("invalid --locks-max-rate '%s': must be a number of probe hits per "
+				 "second, 0..1000000000 (0: no limit)",
+				 arg);
+			return -1;
+		}
+		r->cfg.locks_max_rate = v ? (int64_t)v : -1;
 		r->cfg.locks = true;
 		break;
 	case OPT_OFF_CPU:

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "datafile.h"
 #include "ring.h"
 #include "source.h"
 #include "target.h"
@@ -66,6 +67,9 @@ struct pm_att {
 	int fail_ev;              /* the event whose open failed */
 	long refused;             /* the kernel's time refused: paranoid level (-1 unknown), 0 not */
 	bool err_set;             /* the error is in s->res already */
+	int *cw_fds;              /* s->cpuwide events: event * ncpu + CPU index, -1 closed */
+	int cw_keep[PM_SES_EVT_MAX]; /* and one on pmuprof itself, +1 (0: none) */
+	uint64_t cw_hits[PM_SES_EVT_MAX]; /* their hits in the fds closed */
 };
 
 static int open_thread(struct session *s, pid_t tid);
@@ -414,6 +418,9 @@ int pm_att_open_events(struct session *s, pid_t pid)
 				   pm_evt_strerror(err, &s->spec[fe], &s->attr[fe], buf, sizeof(buf)));
 		return err;
 	}
+	for (size_t e = 0; e < s->nev; e++)
+		if (s->cpuwide[e] && pm_att_cpuwide(s, e, true) < 0)
+			return -1;
 	pm_ses_layout(s);
 	s->att->threads_live = 1; /* the command, once started */
 	warn_refused(s);
@@ -470,7 +477,17 @@ static int open_thread(struct session *s, pid_t tid)
 
 	for (i = 0; i < s->att->ncpu * (int)s->nev && !err; i++) {
 		uint64_t id = 0;
-		int e = i % (int)s->nev, fd = pm_evt_open(&s->attr[e], tid, s->att->cpus[i / (int)s->nev], -1);
+		int e = i % (int)s->nev, fd;
+		struct perf_event_attr dummy;
+
+		if (s->cpuwide[e]) { /* its place on the thread: tracking, the ring */
+			dummy = s->attr[e];
+			dummy.type = PERF_TYPE_SOFTWARE;
+			dummy.config = PERF_COUNT_SW_DUMMY;
+			dummy.config1 = dummy.config2 = 0;
+		}
+		fd = pm_evt_open(s->cpuwide[e] ? &dummy : &s->attr[e], tid,
+				 s->att->cpus[i / (int)s->nev], -1);
 
 		if (fd < 0) {
 			err = fd;
@@ -649,6 +666,9 @@ int pm_att_attach_all(struct session *s)
 				return -1;
 			}
 		}
+	for (e = 0; e < s->nev; e++)
+		if (s->cpuwide[e] && pm_att_cpuwide(s, e, true) < 0)
+			return -1;
 	s->res->attach_ms = (double)(pm_now_ns() - t0) / 1e6;
 	s->res->events = s->att->nfds;
 	s->att->threads_live = (int64_t)s->res->threads;
@@ -925,11 +945,118 @@ void pm_att_disable(struct session *s)
 {
 	for (size_t i = 0; i < s->att->nfds; i++)
 		ioctl(s->att->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	for (size_t i = 0; s->att->cw_fds && i < s->nev * (size_t)s->att->ncpu; i++)
+		if (s->att->cw_fds[i] >= 0)
+			ioctl(s->att->cw_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+/* The hits of an open CPU-wide event's fds (its count: one per probe hit). */
+static uint64_t cw_count(const struct session *s, size_t e)
+{
+	uint64_t n = 0;
+
+	for (int c = 0; s->att->cw_fds && c < s->att->ncpu; c++) {
+		int fd = s->att->cw_fds[e * (size_t)s->att->ncpu + (size_t)c];
+		uint64_t buf[8];
+
+		if (fd >= 0 && read(fd, buf, sizeof(buf)) >= 8)
+			n += buf[0];
+	}
+	return n;
+}
+
+int pm_att_cpuwide(struct session *s, size_t e, bool on)
+{
+	size_t nc = (size_t)s->att->ncpu;
+	int *fds;
+
+	if (e >= s->nev || !s->cpuwide[e])
+		return -EINVAL;
+	if (!s->att->cw_fds) {
+		s->att->cw_fds = xmalloc(s->nev * nc * sizeof(int));
+		for (size_t i = 0; i < s->nev * nc; i++)
+			s->att->cw_fds[i] = -1;
+	}
+	fds = s->att->cw_fds + e * nc;
+	if (!s->att->cw_keep[e]) {
+		/*
+		 * The keeper: disabled, on pmuprof (which never maps the
+		 * target's binary), it keeps the uprobe registered while the
+		 * CPU-wide ones close.  Without it each close unregisters the
+		 * uprobe and waits for RCU grace periods (60-180 ms measured
+		 * on a loaded VM), the loop stalled meanwhile; with it a close
+		 * only takes the breakpoints out of the target.
+		 */
+		struct perf_event_attr a = s->attr[e];
+		int fd;
+
+		a.disabled = 1;
+		a.inherit = a.enable_on_exec = 0;
+		a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 0;
+		fd = pm_evt_open(&a, getpid(), -1, -1);
+		s->att->cw_keep[e] = fd >= 0 ? fd + 1 : -1;
+	}
+	if (!on) {
+		s->att->cw_hits[e] += cw_count(s, e);
+		for (size_t c = 0; c < nc; c++) {
+			if (fds[c] >= 0)
+				close(fds[c]);
+			fds[c] = -1;
+		}
+		return 0;
+	}
+	for (size_t c = 0; c < nc; c++) {
+		struct perf_event_attr a = s->attr[e];
+		uint64_t id = 0;
+		int fd, err;
+
+		if (fds[c] >= 0)
+			continue;
+		if (!s->att->rings[c]) /* opened per thread first: its dummy owns the ring */
+			return -EINVAL;
+		/* every process: no inheritance, no side-band records of them all */
+		a.disabled = a.inherit = a.enable_on_exec = 0;
+		a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 0;
+		fd = pm_evt_open(&a, -1, s->att->cpus[c], -1);
+		if (fd < 0) {
+			char buf[512];
+
+			pm_ses_err(s->res, PM_REC_ERR, "cannot open %s on CPU %d for every process: %s",
+				   s->spec[e].name, s->att->cpus[c],
+				   pm_evt_strerror(fd, &s->spec[e], &a, buf, sizeof(buf)));
+			s->att->err_set = true;
+			return fd;
+		}
+		fds[c] = fd;
+		err = ring_for(s, (int)c, fd);
+		if (err)
+			return err;
+		if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) {
+			pm_idtab_put(&s->ev_of, id, (int32_t)e);
+			if (s->cap) /* a capture started: the new id goes into it before its samples */
+				pm_cap_check(s, pm_data_write_evid(s->cap, id, (uint32_t)e));
+		}
+	}
+	return 0;
+}
+
+uint64_t pm_att_cpuwide_hits(const struct session *s, size_t e)
+{
+	return e < s->nev && s->cpuwide[e] ? s->att->cw_hits[e] + cw_count(s, e) : 0;
 }
 
 void pm_att_close(struct session *s)
 {
 	size_t i;
+
+	for (i = 0; s->att->cw_fds && i < s->nev * (size_t)s->att->ncpu; i++)
+		if (s->att->cw_fds[i] >= 0)
+			close(s->att->cw_fds[i]);
+	for (i = 0; i < s->nev; i++)
+		if (s->att->cw_keep[i] > 0)
+			close(s->att->cw_keep[i] - 1);
+	free(s->att->cw_fds);
+	s->att->cw_fds = NULL;
 
 	for (i = 0; i < s->att->nrings; i++)
 		pm_ring_free(s->att->rings[i]);

@@ -63,6 +63,16 @@ size_t pm_att_nprocs(const struct session *s);
 pid_t pm_att_pid(const struct session *s, size_t i);
 int pm_att_pidfd(const struct session *s, size_t i); /* -1 when none */
 
+/*
+ * Event @e of s->cpuwide opened on every CPU for every process (pid -1:
+ * a uprobe's traps in each process that maps its binary), into the rings
+ * (@on), or closed (its uprobe's traps gone).  Opened once by the attach
+ * and pm_att_open_events(); 0 or -errno with the error in s->res.
+ */
+int pm_att_cpuwide(struct session *s, size_t e, bool on);
+/* Its hits so far (the counts of its fds, open and closed). */
+uint64_t pm_att_cpuwide_hits(const struct session *s, size_t e);
+
 /* Stop every event; then close them, the rings and the processes' pidfds. */
 void pm_att_disable(struct session *s);
 void pm_att_close(struct session *s);

@@ -100,6 +100,13 @@ int pm_cap_read(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t l
 	return pm_mlog_read(s->mlog, pid, addr, buf, len);
 }
 
+int pm_cap_value(struct session *s, pid_t pid, uint64_t key, void *buf, size_t len)
+{
+	if (!s->replay)
+		return s->cap && !pm_mlog_log(s->mlog, pid, key, buf, len) ? -EFAULT : 0;
+	return pm_mlog_read(s->mlog, pid, key, buf, len);
+}
+
 int pm_cap_unw_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
 	struct session *s = arg;
@@ -308,8 +315,13 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 						       : s.nev;
 	if (s.nuser > PM_EVT_MAX)
 		s.nuser = PM_EVT_MAX;
+	/*
+	 * which one: its EVENT record says; event 0 has none, its name is
+	 * the capture's (a source's own event when there is no CPU event:
+	 * --locks or --alloc alone)
+	 */
 	for (i = s.nuser; i < s.nev; i++)
-		pm_src_claim(&s, i, NULL); /* which one: its EVENT record says */
+		pm_src_claim(&s, i, i ? NULL : meta->name);
 	/* what the recording read of the target, and so the goroutines, if it logged it */
 	s.mlog_on = meta->flags & PM_DATA_MEMORY;
 	if (s.mlog_on) {

@@ -31,6 +31,14 @@ int pm_cap_finish(struct session *s);
 
 /* A read of the target: live from the process (logged with --raw), at replay from the log. */
 int pm_cap_read(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t len);
+/*
+ * A value the session computed live and a replay must see the same
+ * (@key: an address below 4096, which no program maps; goroutine.h's
+ * PM_GOR_CLOCK_ADDR is 8): live, @buf logged with --raw; at replay, read
+ * back into @buf.  0 or -EFAULT.
+ */
+int pm_cap_value(struct session *s, pid_t pid, uint64_t key, void *buf, size_t len);
+#define PM_CAP_KEY_LOCKS_PERIODS 16 /* src_locks.c: 16 and 24 the periods of its budget, 64 a target's */
 /* The same as the unwinder's and the goroutine inspector's read callbacks (arg: the session). */
 int pm_cap_unw_read(void *arg, uint64_t addr, void *buf, size_t len);
 int pm_cap_gor_read(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len);

@@ -16,6 +16,9 @@
 #define PM_RECORD_DEFAULT_STACK 8192 /* bytes: see sampling_of() in attach.c */
 #define PM_RECORD_DEFAULT_OUTPUT "pmuprof.pb.gz"
 
+/* --locks-max-rate's default: 1000 traps/s, about 1.5 % of a CPU at 15 us each */
+#define PM_RECORD_DEFAULT_LOCKS_MAX_RATE 1000
+
 struct pm_record_cfg {
 	const char *event;           /* NULL = "cycles" (falls back to cpu-clock without a PMU) */
 	uint64_t freq, period;       /* at most one nonzero; both 0 = PM_RECORD_DEFAULT_FREQ */
@@ -102,6 +105,12 @@ struct pm_record_cfg {
 	 * waited (src_locks.h); without @event, no CPU events
 	 */
 	bool locks;
+	/*
+	 * --locks-max-rate: the budget of lock probe hits per second, above
+	 * which the probes watch only part of the time and the counts are
+	 * scaled (0 = PM_RECORD_DEFAULT_LOCKS_MAX_RATE, -1 = no limit: --locks-max-rate 0)
+	 */
+	int64_t locks_max_rate;
 	/*
 	 * --off-cpu: the targets' threads blocked in the kernel, by the time
 	 * off CPU (src_offcpu.h); without @event, no CPU events

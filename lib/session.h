@@ -59,6 +59,12 @@ struct session {
 	size_t nuser;            /* the user's events, the first nuser (the CPU source's) */
 	uint8_t src[PM_SES_EVT_MAX]; /* the source of each event: its index in pm_sources[] */
 	int kind[PM_SES_EVT_MAX];    /* what the event is to its source */
+	/*
+	 * live: event i opens CPU-wide (pid -1) by pm_att_cpuwide(), so that
+	 * its source can close it (a uprobe's traps gone) and open it again;
+	 * per thread a dummy software event stands in its place
+	 */
+	bool cpuwide[PM_SES_EVT_MAX];
 	void *src_state[PM_SES_SRC_MAX]; /* each source's own state (pm_src_state()) */
 	size_t nvalues;          /* values per stack, every source's ... */
 	size_t val_off[PM_SES_SRC_MAX]; /* ... from here for each */

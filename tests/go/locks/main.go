@@ -16,15 +16,21 @@
 // truth "truth main.reader|main.writer GOROUTINES LOCKS WAITED_NS" and
 // "addr rw 0x...".
 //
+// With -chan S instead, S goroutines send -n thousand values each on one
+// channel to four receivers, GOMAXPROCS 4: the channel's lock (a
+// runtime lock) contended ("truth chan S senders V values").
+//
 // -delay waits before the work (for a profiler to attach).  -prof FILE
 // and -block FILE write the program's own mutex and block profiles at
 // the end (with -rate 1: SetMutexProfileFraction(1) and
 // SetBlockProfileRate(1) first thing in main).
 //
 // Truth, printed at the end, one line per call site:
-// "truth SITE PERCENT LOCKS WAITED_NS" (the locks taken there, and
-// the time spent in Lock measured around each call), and
-// "addr mu 0x..." / "addr quiet 0x..." (the mutexes' addresses).
+// "truth SITE PERCENT LOCKS WAITED_NS CONTENDED" (the locks taken there,
+// the time spent in Lock measured around each call, and the contended
+// ones: a TryLock that failed first, then Lock: its slow path), and
+// "addr mu 0x..." / "addr quiet 0x..." (the mutexes' addresses), and
+// "elapsed NS" (the work's wall time).
 package main
 
 import (
@@ -48,6 +54,7 @@ var (
 	block = flag.String("block", "", "write the program's own block profile here")
 
 	rwn = flag.Int("rw", 0, "instead: RWMutex rounds per goroutine (6 readers, 2 writers)")
+	chn = flag.Int("chan", 0, "instead: this many senders and 4 receivers on one channel, GOMAXPROCS 4, -n thousand values each")
 
 	rw     sync.RWMutex
 	rwait  [2]int64 // readers, writers
@@ -57,6 +64,8 @@ var (
 	shared int64
 	waited [2]int64
 	locks  [2]int64
+
+	contended [2]int64 // Lock calls after a failed TryLock
 )
 
 func spin(d time.Duration) {
@@ -68,7 +77,10 @@ func spin(d time.Duration) {
 //go:noinline
 func round(site int) {
 	t := time.Now()
-	mu.Lock()
+	if !mu.TryLock() { // held: this Lock takes the slow path (but in a rare race)
+		atomic.AddInt64(&contended[site], 1)
+		mu.Lock()
+	}
 	atomic.AddInt64(&waited[site], int64(time.Since(t)))
 	atomic.AddInt64(&locks[site], 1)
 	shared++
@@ -158,6 +170,46 @@ func rwphase() {
 	fmt.Printf("addr rw %p\n", &rw)
 }
 
+// sender sends *n thousand values on c.
+//
+//go:noinline
+func sender(c chan int, wg *sync.WaitGroup) {
+	defer wg.Done()
+	for i := 0; i < *n*1000; i++ {
+		c <- i
+	}
+}
+
+// receiver takes values from c until it is closed.
+//
+//go:noinline
+func receiver(c chan int, wg *sync.WaitGroup) {
+	defer wg.Done()
+	for range c {
+	}
+}
+
+// chanphase: *chn senders and 4 receivers on one channel, GOMAXPROCS 4:
+// the channel's lock (a runtime lock) contended, its waiters asleep in
+// the runtime's lock2.
+func chanphase() {
+	runtime.GOMAXPROCS(4)
+	c := make(chan int, 8)
+	var ws, wr sync.WaitGroup
+	ws.Add(*chn)
+	wr.Add(4)
+	for i := 0; i < 4; i++ {
+		go receiver(c, &wr)
+	}
+	for i := 0; i < *chn; i++ {
+		go sender(c, &ws)
+	}
+	ws.Wait()
+	close(c)
+	wr.Wait()
+	fmt.Printf("truth chan %d senders %d values\n", *chn, *chn**n*1000)
+}
+
 func write(name, file string) {
 	if file == "" {
 		return
@@ -184,6 +236,12 @@ func main() {
 		rwphase()
 		return
 	}
+	if *chn > 0 {
+		chanphase()
+		write("mutex", *prof)
+		return
+	}
+	start := time.Now()
 	var stop int32
 	done := make(chan struct{})
 	go func() { lonely(&stop); close(done) }()
@@ -197,7 +255,8 @@ func main() {
 	<-done
 	write("mutex", *prof)
 	write("block", *block)
-	fmt.Printf("truth main.siteA 70 %d %d\n", locks[0], waited[0])
-	fmt.Printf("truth main.siteB 30 %d %d\n", locks[1], waited[1])
+	fmt.Printf("truth main.siteA 70 %d %d %d\n", locks[0], waited[0], contended[0])
+	fmt.Printf("truth main.siteB 30 %d %d %d\n", locks[1], waited[1], contended[1])
 	fmt.Printf("addr mu %p\naddr quiet %p\n", &mu, &quiet)
+	fmt.Printf("elapsed %d\n", time.Since(start).Nanoseconds())
 }
