@@ -37,8 +37,9 @@
 #     not compared);
 #   - the holders (holder_contentions: the releases with waiters, the
 #     releasing goroutine's stack) against the program's own mutex
-#     profile (the unlockers', rate 1, the same run): within 10 %, the
-#     sites' shares within 5 pp;
+#     profile (the unlockers', rate 1, the same run): 90-125 % (unlockSlow
+#     also runs when the waiter is already awake), the sites' shares
+#     within 5 pp;
 #   - against the program's own block profile (the runtime's, rate 1, the
 #     same run): the delay's split within 5 pp of its, and at least its
 #     total (it counts the sleep in the semaphore only); its contentions
@@ -183,7 +184,10 @@ for b in go126 go go127; do
 	esac
 	# the holders (the releases with waiters, unlockSlow) against the
 	# program's own mutex profile (the unlockers' stacks, rate 1): the
-	# releases within 10 %, the sites' shares within 5 pp
+	# sites' shares within 5 pp; the releases 90-125 % of its: unlockSlow
+	# is entered too when the waiter is already awake (spinning, mutexWoken)
+	# and nothing is handed over, which the runtime does not record (101-105 %
+	# on a quiet machine, 112-114 % with a suite running beside)
 	"$PMUPROF" report -i "$T/$n.pb.gz" --folded --sample-index holder_contentions 2>/dev/null >"$T/$n.holders"
 	gotool tool pprof -top -sample_index=contentions "$T/$n.mutex.pb.gz" 2>/dev/null >"$T/$n.mtop"
 	r=$(awk 'FILENAME ~ /holders$/ { if ($0 ~ /;main\.siteA;.*unlockSlow /) a += $NF; else if ($0 ~ /;main\.siteB;.*unlockSlow /) b += $NF; next }
@@ -191,7 +195,7 @@ for b in go126 go go127; do
 		END { if (a + b == 0 || ra + rb == 0) { print "none BAD"; exit }
 			p = 100 * a / (a + b); q = 100 * ra / (ra + rb)
 			printf "releases with waiters %d, the mutex profile'"'"'s %d (%.1f %%); site A share %.1f %%, its %.1f %%", a + b, ra + rb, 100 * (a + b) / (ra + rb), p, q
-			print (p - q < 5 && q - p < 5 && a + b >= 0.9 * (ra + rb) && a + b <= 1.1 * (ra + rb)) ? " ok" : " BAD" }' "$T/$n.holders" "$T/$n.mtop")
+			print (p - q < 5 && q - p < 5 && a + b >= 0.9 * (ra + rb) && a + b <= 1.25 * (ra + rb)) ? " ok" : " BAD" }' "$T/$n.holders" "$T/$n.mtop")
 	echo "# $n-holders: $r"
 	case $r in
 	*" ok") pass "$n-holders" ;;
