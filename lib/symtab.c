@@ -655,16 +655,13 @@ out:
 
 /*
  * The row at @pc of @cfi into *out; 0, -1 when there is none, -2 when
- * there is one (an FDE covers @pc: *start its first address) that cannot
- * be evaluated here.  *sig: the row is in a signal frame (the 'S'
+ * there is one (an FDE covers @pc) that cannot be evaluated here.  *sig: the row is in a signal frame (the 'S'
  * augmentation of glibc's __restore_rt, whose CFA is an expression).
  */
-static int cfi_from(Dwarf_CFI *cfi, uint64_t pc, struct pm_unw_cfi *out, bool *sig,
-		    uint64_t *start)
+static int cfi_from(Dwarf_CFI *cfi, uint64_t pc, struct pm_unw_cfi *out, bool *sig)
 {
 	Dwarf_Frame *fr = NULL;
 	Dwarf_Op *ops;
-	Dwarf_Addr lo = 0, hi = 0;
 	size_t nops;
 	uint64_t reg;
 	int64_t off;
@@ -673,12 +670,8 @@ static int cfi_from(Dwarf_CFI *cfi, uint64_t pc, struct pm_unw_cfi *out, bool *s
 
 	if (!cfi || dwarf_cfi_addrframe(cfi, pc, &fr) != 0)
 		return -1;
-	if (dwarf_frame_info(fr, &lo, &hi, &signalp) >= 0) {
-		if (signalp)
-			*sig = true;
-		if (start && lo <= pc)
-			*start = lo; /* the FDE's first address: the function's */
-	}
+	if (dwarf_frame_info(fr, NULL, NULL, &signalp) >= 0 && signalp)
+		*sig = true;
 	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || nops != 1)
 		goto out;
 	if (ops[0].atom == DW_OP_bregx) {
@@ -720,12 +713,12 @@ out:
 /* The CFI row at native @pc: .eh_frame first (what the code ships), else .debug_frame. */
 static int cfi_row(const struct pm_sym *s, uint64_t pc, struct pm_unw_cfi *out, bool *sig)
 {
-	int rc = cfi_from(s->eh, pc, out, sig, NULL);
+	int rc = cfi_from(s->eh, pc, out, sig);
 
 	if (rc != -1)
 		return rc ? -1 : 0; /* .eh_frame covers it: .debug_frame says the same */
 	need_dwarf(s);
-	return cfi_from(s->dbgcfi, pc, out, sig, NULL) ? -1 : 0;
+	return cfi_from(s->dbgcfi, pc, out, sig) ? -1 : 0;
 }
 
 int pm_sym_func_info(const struct pm_sym *s, uint64_t pc, struct pm_unw_func *out)
@@ -745,30 +738,29 @@ int pm_sym_func_info(const struct pm_sym *s, uint64_t pc, struct pm_unw_func *ou
 	}
 	memset(&out->cfi, 0, sizeof(out->cfi));
 	/*
-	 * What the unwinder needs of native code, its CFI row and where the
-	 * function starts, .eh_frame has (its FDE): the separate debug file
-	 * (opening it, libdw decompresses its sections: 0.5 s in the
-	 * recording's loop for glibc's, seen with libc6-dbg installed) only
-	 * where .eh_frame has no FDE for @pc (a row it has but cannot be
-	 * evaluated here, .debug_frame has too: the same directives).
+	 * What the unwinder needs of native code is its CFI row and where
+	 * the function starts: not the separate debug file (opening it,
+	 * libdw decompresses its sections: 0.5 s in the recording's loop for
+	 * glibc's, seen with libc6-dbg installed) while .eh_frame is there.
 	 */
-	start = 0;
-	if (cfi_from(s->eh, pc, &out->cfi, &sig, &start) != -1 && start) {
-		out->entry = start;
+	if (!s->dw_tried && s->eh) {
+		/*
+		 * A row of .eh_frame, or none in a binary that has .eh_frame
+		 * (code written without CFI: a new thread's first instructions
+		 * in clone3, which .debug_frame, from the same directives,
+		 * lacks too).  The function's start from the binary's own
+		 * symbols, else @pc (as for code without a symbol); neither a
+		 * row nor a symbol: not known.  Once the debug file is open
+		 * (frames were named), from there.
+		 */
+		uint64_t st = 0;
+		bool named = pm_elf_symbol(s->elf, pc, &st) && st <= pc;
+
+		if (cfi_from(s->eh, pc, &out->cfi, &sig) == -1 && !named && !sig)
+			return -ENOENT;
+		out->entry = named ? st : pc;
 		out->spdelta = -1;
 		out->flags = sig ? PM_UNW_F_SIGRETURN : 0;
-		return 0;
-	}
-	if (s->eh && !s->dw_tried) {
-		/*
-		 * No FDE at @pc in a binary that has .eh_frame: code written
-		 * without CFI (a new thread's first instructions in clone3),
-		 * which .debug_frame, from the same directives, lacks too.
-		 * The binary's own symbols for its start, else @pc.
-		 */
-		out->entry = pm_elf_symbol(s->elf, pc, &start) && start <= pc ? start : pc;
-		out->spdelta = -1;
-		out->flags = 0;
 		return 0;
 	}
 	if (native_symbol(s, pc, &start)) {
