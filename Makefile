@@ -113,10 +113,13 @@ lint-man: $(MAN_PAGES)
 
 # The whole suite: normal build, then the same unit and e2e tests under
 # ASan+UBSan. tests/run.sh prints the single summary line at the end.
+# the builds on every CPU (the suite's own time: keep it under 20 minutes)
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+
 check: deps
-	$(Q)$(MAKE) --no-print-directory all unit
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all unit
 ifneq ($(NO_SAN),1)
-	$(Q)$(MAKE) --no-print-directory SAN=address,undefined build/san/pmuprof unit
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) SAN=address,undefined build/san/pmuprof unit
 endif
 	$(Q)./tests/run.sh
 

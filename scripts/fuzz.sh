@@ -36,13 +36,22 @@ objs=""
 # an object is rebuilt when its source or any header is newer (a struct
 # changed in a header left objects of the old layout, and fuzz-replay crashed)
 newest_h=$(ls -t lib/*.h | head -1)
+# (on every CPU: the suite's own time)
+jobs=$(nproc 2>/dev/null || echo 2)
+todo=
 for src in lib/*.c $O/gen/profile.pb-c.c; do
 	obj=$O/obj/$(basename "$src" .c).o
 	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$newest_h" -nt "$obj" ]; then
-		$CC $FL -w -c -o "$obj" "$src" || { echo "FAIL: fuzz/build ($src)"; exit 1; }
+		todo="$todo $src"
 	fi
 	objs="$objs $obj"
 done
+if [ -n "$todo" ]; then
+	# shellcheck disable=SC2086
+	printf '%s\n' $todo | xargs -P "$jobs" -I{} sh -c \
+		'$0 $1 -w -c -o "$2/obj/$(basename "{}" .c).o" "{}" || { echo "FAIL: fuzz/build ({})"; exit 255; }' \
+		"$CC" "$FL" "$O" || exit 1
+fi
 libs=$(pkg-config --libs libelf libdw libprotobuf-c zlib)
 rc=0
 for src in tests/fuzz/fuzz-*.c; do
