@@ -100,6 +100,24 @@ static int drop_to(const struct cred *c)
 	return 0;
 }
 
+/*
+ * In the forked child: join the mount namespace @ns (the caller's).  setns
+ * resets the working directory to that namespace's root: the command's is
+ * kept (a directory fd across the switch; the namespaces see the same
+ * mounts).  0 or errno.
+ */
+static int back_to_ns(int ns)
+{
+	int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), e = 0;
+
+	if (cwd < 0)
+		return errno;
+	if (setns(ns, CLONE_NEWNS) < 0 || fchdir(cwd) < 0)
+		e = errno;
+	close(cwd);
+	return e;
+}
+
 static int spawn(struct pm_target **out, const char *path, char *const argv[],
 		 const struct cred *cred, int mntns)
 {
@@ -135,7 +153,7 @@ static int spawn(struct pm_target **out, const char *path, char *const argv[],
 		signal(SIGPIPE, SIG_DFL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
-		e = mntns > 0 && setns(mntns, CLONE_NEWNS) < 0 ? errno : 0;
+		e = mntns > 0 ? back_to_ns(mntns) : 0;
 		if (!e)
 			e = cred ? drop_to(cred) : 0;
 		if (!e) {

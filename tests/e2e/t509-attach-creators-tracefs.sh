@@ -2,7 +2,8 @@
 # --creators attached where tracefs is not mounted (this machine's default):
 # pmuprof (root) mounts it for itself, in a mount namespace of its own, so the
 # creation probe is defined as usual: no warning, creations seen, and nothing
-# left mounted; a command it starts runs in the caller's mount namespace.
+# left mounted; a command it starts runs in the caller's mount namespace
+# and working directory.
 # Where it cannot have tracefs ($PMUPROF_TRACEFS naming a root without one):
 # one warning line that says what is read instead and what that risks, and
 # the recording goes on.
@@ -27,6 +28,7 @@ wait $bg 2>/dev/null
 grep -c ' tracefs ' /proc/mounts >"$T/after"
 readlink /proc/self/ns/mnt >"$T/ns.self"
 "$PMUPROF" record -q -e cpu-clock --creators -o "$T/n.pb.gz" -- readlink /proc/self/ns/mnt >"$T/ns.cmd" 2>"$T/n.err"
+mkdir -p "$T/wd" && cd "$T/wd" && "$PMUPROF" record -q -e cpu-clock -o "$T/w.pb.gz" -- pwd >"$T/wd.cmd" 2>"$T/w.err"
 EOS
 T=$T GOFIX=$GOFIX PMUPROF=$PMUPROF unshare -m sh "$T/case.sh"
 seen=$(gotool tool pprof -raw "$T/m.pb.gz" 2>/dev/null | sed -n 's/.*creators: \([0-9]*\) goroutine creations seen by the probe.*/\1/p')
@@ -37,6 +39,8 @@ else
 fi
 if [ "$(cat "$T/after")" = 0 ]; then pass nothing-left-mounted; else fail nothing-left-mounted "$(cat "$T/after") tracefs mounts after"; fi
 if [ -s "$T/ns.self" ] && cmp -s "$T/ns.self" "$T/ns.cmd"; then pass command-in-callers-namespace; else fail command-in-callers-namespace "caller $(cat "$T/ns.self"), command $(cat "$T/ns.cmd"); $(head -1 "$T/n.err")"; fi
+# (setns resets the working directory: the command's is the caller's)
+if [ "$(cat "$T/wd.cmd")" = "$T/wd" ]; then pass command-in-callers-directory; else fail command-in-callers-directory "ran in '$(cat "$T/wd.cmd")', not $T/wd: $(head -1 "$T/w.err")"; fi
 if "$PMUPROF" report -i "$T/m.pb.gz" --folded 2>/dev/null | grep -q 'main\.work'; then pass recorded; else fail recorded; fi
 
 # no tracefs to be had: one warning, the recording goes on
