@@ -743,15 +743,17 @@ int pm_sym_func_info(const struct pm_sym *s, uint64_t pc, struct pm_unw_func *ou
 	 * libdw decompresses its sections: 0.5 s in the recording's loop for
 	 * glibc's, seen with libc6-dbg installed) while .eh_frame is there.
 	 */
-	if (!s->dw_tried && s->eh) {
+	if (s->eh) {
 		/*
 		 * A row of .eh_frame, or none in a binary that has .eh_frame
 		 * (code written without CFI: a new thread's first instructions
 		 * in clone3, which .debug_frame, from the same directives,
 		 * lacks too).  The function's start from the binary's own
 		 * symbols, else @pc (as for code without a symbol); neither a
-		 * row nor a symbol: not known.  Once the debug file is open
-		 * (frames were named), from there.
+		 * row nor a symbol: not known.  The same answer whether or not
+		 * frames were named (the debug file opened) before: a source
+		 * that names frames during the recording (--inuse) changes no
+		 * later walk.
 		 */
 		uint64_t st = 0;
 		bool named = pm_elf_symbol(s->elf, pc, &st) && st <= pc;
