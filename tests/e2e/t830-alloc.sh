@@ -164,8 +164,9 @@ for b in $builds; do
 	fi
 done
 # --memprofilerate: the rate written in an attached program that had it off, put back at the end
-for b in go126 ${SAN:-go}; do
-	[ "$b" = 1 ] && continue
+mbuilds="go126 go"
+[ -n "$SAN" ] && mbuilds=go126
+for b in $mbuilds; do
 	n=$b-memprofilerate
 	"$FIX/$b/allocoff-stripped" -n 5000 -pace 5 -delay 1s -wait >"$T/$n.out" 2>&1 &
 	p=$!
