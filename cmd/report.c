@@ -285,7 +285,7 @@ static int emit(const struct repopts *r, const char *buf, size_t len)
 		return 1;
 	}
 	if (r->html)
-		fprintf(stderr, "pmuprof: wrote %s (%zu bytes)\n", r->output, len);
+		pm_info("wrote %s (%zu bytes)", r->output, len);
 	return 0;
 }
 

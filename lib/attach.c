@@ -873,9 +873,7 @@ void pm_att_summary(struct session *s)
 	for (i = 0; i < s->att->nprocs && off < sizeof(pids) - 16; i++)
 		off += (size_t)snprintf(pids + off, sizeof(pids) - off, "%s%d", i ? "," : "",
 					(int)s->att->procs[i].pid);
-	fprintf(stderr,
-		"pmuprof: attached to %s %s%s%s%s: %" PRIu64 " thread%s, %" PRIu64
-		" events, in %.1f ms\n",
+	pm_info("attached to %s %s%s%s%s: %" PRIu64 " thread%s, %" PRIu64 " events, in %.1f ms",
 		s->att->nprocs > 1 ? "PIDs" : "PID", pids, s->att->nprocs == 1 ? " (" : "",
 		s->att->nprocs == 1 ? s->att->procs[0].comm : "", s->att->nprocs == 1 ? ")" : "", s->res->threads,
 		s->res->threads == 1 ? "" : "s", s->res->events, s->res->attach_ms);

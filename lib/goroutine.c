@@ -469,15 +469,24 @@ static const char *intern_str(struct pm_gor *g, const char *s, size_t len)
 	return c;
 }
 
-/* A target string as a label: control bytes become '?'. */
-static const char *label_str(struct pm_gor *g, char *b, size_t len)
+/*
+ * A target string as a label, made safe for a terminal as pm_sanitize()
+ * does (NUL bytes too): `go tool pprof -tags` and others print labels as
+ * they are, so a label must not carry what a terminal would act on.
+ */
+static const char *label_str(struct pm_gor *g, const char *b, size_t len)
 {
+	char *t = xmalloc(len + 1);
+	const char *r;
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		if ((unsigned char)b[i] < 0x20 || b[i] == 0x7f)
-			b[i] = '?';
-	return intern_str(g, b, len);
+		t[i] = b[i] ? b[i] : '?';
+	t[len] = '\0';
+	pm_sanitize(t);
+	r = intern_str(g, t, strlen(t));
+	free(t);
+	return r;
 }
 
 struct strref {

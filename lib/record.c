@@ -497,13 +497,11 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 			snprintf(how, sizeof(how), "; stopped the command at --duration (it exited %d)",
 				 res->cmd_exit);
 		}
-		fprintf(stderr,
-			"pmuprof: wrote %s: %" PRIu64 " samples (%" PRIu64 " lost), %.1f s%s\n",
+		pm_info("wrote %s: %" PRIu64 " samples (%" PRIu64 " lost), %.1f s%s",
 			output, res->samples, res->lost, res->seconds, how);
 	}
 	if (!cfg->quiet && cfg->raw)
-		fprintf(stderr, "pmuprof: wrote capture %s: %" PRIu64 " bytes\n", cfg->raw,
-			res->raw_bytes);
+		pm_info("wrote capture %s: %" PRIu64 " bytes", cfg->raw, res->raw_bytes);
 out:
 	pm_data_abort(s.cap);
 	pm_prof_free(prof);

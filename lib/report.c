@@ -42,13 +42,36 @@ static void outf(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
 
+	char sb[4096], *b = sb, *line, *nl;
+	int n;
+
 	if (o->err)
 		return;
 	va_start(ap, fmt);
-	errno = 0;
-	if (vfprintf(o->f, fmt, ap) < 0)
-		o->err = errno ? -errno : -EIO;
+	n = vsnprintf(sb, sizeof(sb), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(sb)) {
+		va_start(ap, fmt);
+		n = vasprintf(&b, fmt, ap);
+		va_end(ap);
+	}
+	if (n < 0) {
+		o->err = -EIO;
+		return;
+	}
+	/* a safety net under text_name(): no byte a name brought can drive the terminal */
+	errno = 0;
+	for (line = b; line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (fputs(pm_sanitize(line), o->f) < 0 || (nl && putc('\n', o->f) == EOF)) {
+			o->err = errno ? -errno : -EIO;
+			break;
+		}
+	}
+	if (b != sb)
+		free(b);
 }
 
 static int out_end(struct out *o)
@@ -69,24 +92,16 @@ char *pm_report_folded_name(const char *name, char *buf, size_t len)
 
 	if (!len)
 		return buf;
-	for (i = 0; name && name[i] && i + 1 < len; i++) {
-		unsigned char c = (unsigned char)name[i];
-
-		buf[i] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
+	for (i = 0; name && name[i] && i + 1 < len; i++)
+		buf[i] = name[i] == ';' ? ':' : name[i];
 	buf[i] = '\0';
-	return buf;
+	return pm_sanitize(buf);
 }
 
-/* A heap copy of @s with control characters as '?', for the table. */
+/* A heap copy of @s made safe for a terminal (pm_sanitize()), for the table. */
 static char *text_name(const char *s)
 {
-	char *r = xstrdup(s);
-
-	for (char *c = r; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
-	return r;
+	return pm_sanitize(xstrdup(s));
 }
 
 char *pm_report_addr_name(const struct pm_profile *p, const struct pm_prof_loc *l)
@@ -101,7 +116,7 @@ char *pm_report_addr_name(const struct pm_profile *p, const struct pm_prof_loc *
 
 		base = base && base[1] ? base + 1 : m->file;
 		name = xasprintf("%s+0x%" PRIx64, base, off);
-		return name;
+		return pm_sanitize(name);
 	}
 	return xasprintf("0x%" PRIx64, addr);
 }
@@ -271,9 +286,11 @@ static void text_header(const struct pm_profile *p, struct out *o,
 	outf(o, "# sample types:");
 	for (i = 0; i < nt; i++) {
 		const struct pm_prof_vtype *t = pm_prof_sample_type(p, i);
+		char *ty = text_name(t->type), *un = text_name(t->unit);
 
-		outf(o, "%s %s/%s%s", i ? "," : "", t->type, t->unit,
-		     (long)i == vi ? " (shown)" : "");
+		outf(o, "%s %s/%s%s", i ? "," : "", ty, un, (long)i == vi ? " (shown)" : "");
+		free(ty);
+		free(un);
 	}
 	outf(o, "%s\n", nt ? "" : " none");
 	if (have_count)
@@ -387,12 +404,12 @@ static void state_table(const struct pm_profile *p, struct out *o, long vi, int6
 		}
 	outf(o, "# by state and wait reason:\n");
 	for (i = 0; i < ng; i++) {
-		char *r = text_name(g[i].reason);
+		char *r = text_name(g[i].reason), *st = text_name(g[i].state);
 
 		human(buf, sizeof(buf), g[i].v, pm_prof_sample_type(p, (size_t)vi)->unit);
-		outf(o, "# %7.2f%%  %-10s %-28s %s\n", pct(g[i].v, total), g[i].state,
-		     *r ? r : "-", buf);
+		outf(o, "# %7.2f%%  %-10s %-28s %s\n", pct(g[i].v, total), st, *r ? r : "-", buf);
 		free(r);
+		free(st);
 	}
 	if (over)
 		outf(o, "# %7.2f%%  (more states and reasons)\n", pct((int64_t)over, total));

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -86,13 +87,89 @@ void pm_grow(void *pp, size_t *capp, size_t n, size_t esz)
 	*capp = ncap;
 }
 
+/* The length of the valid UTF-8 sequence at @p (1-4), 0 when it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned char c = p[0];
+	size_t n, i;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0; /* overlong */
+	else if (c == 0xed)
+		hi = 0x9f; /* surrogates */
+	else if (c == 0xf0)
+		lo = 0x90; /* overlong */
+	else if (c == 0xf4)
+		hi = 0x8f; /* past U+10FFFF */
+	for (i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
+		if (p[i] < lo || p[i] > hi)
+			return 0;
+	return n;
+}
+
+/* A decoded code point a terminal may act on: C0, DEL, C1, bidi overrides. */
+static bool unsafe_cp(const unsigned char *p, size_t n)
+{
+	uint32_t cp;
+
+	if (n == 1)
+		return p[0] < 0x20 || p[0] == 0x7f;
+	if (n == 2)
+		return p[0] == 0xc2 && p[1] < 0xa0; /* U+0080..U+009F */
+	if (n != 3 || p[0] != 0xe2)
+		return false;
+	cp = ((uint32_t)(p[1] & 0x3f) << 6) | (p[2] & 0x3f); /* U+2000 + cp */
+	return (cp >= 0x2a && cp <= 0x2e) || (cp >= 0x66 && cp <= 0x69);
+}
+
+char *pm_sanitize(char *s)
+{
+	unsigned char *r = (unsigned char *)s, *w = r;
+
+	if (!s)
+		return s;
+	while (*r) {
+		size_t n = utf8_len(r);
+
+		if (!n || unsafe_cp(r, n)) {
+			*w++ = '?';
+			r += n ? n : 1;
+			continue;
+		}
+		while (n--)
+			*w++ = *r++;
+	}
+	*w = '\0';
+	return s;
+}
+
 __attribute__((format(printf, 2, 0)))
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[1024];
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	fprintf(stderr, "pmuprof: %s%s\n", prefix, buf);
+	fprintf(stderr, "pmuprof: %s%s\n", prefix, pm_sanitize(buf));
+}
+
+void pm_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
 }
 
 void pm_error(const char *fmt, ...)
@@ -122,9 +199,7 @@ void pm_seterr(char *buf, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
-	for (char *c = buf; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
+	pm_sanitize(buf);
 }
 
 uint64_t pm_hash(const void *data, size_t len, uint64_t seed)

@@ -40,17 +40,31 @@ void pm_grow(void *pp, size_t *capp, size_t n, size_t esz);
 
 /*
  * Diagnostics, one line each on stderr, prefixed "pmuprof: " (errors) or
- * "pmuprof: warning: ".  No trailing newline in @fmt.
+ * "pmuprof: warning: ".  No trailing newline in @fmt.  The whole line is
+ * sanitized as pm_sanitize() does: a name a target chose, formatted into
+ * it, cannot break the line or drive the terminal.
  */
 void pm_error(const char *fmt, ...) PM_PRINTF(1, 2);
 void pm_warn(const char *fmt, ...) PM_PRINTF(1, 2);
 
 /*
  * Format a one-line error message into @buf (NULL or 0 length: nothing).
- * Control characters become '?', so a hostile name echoed back cannot
+ * Sanitized as pm_sanitize(), so a hostile name echoed back cannot
  * break the line or the terminal.
  */
 void pm_seterr(char *buf, size_t len, const char *fmt, ...) PM_PRINTF(3, 4);
+
+/*
+ * Make @s safe to write to a terminal, in place: every C0 control, DEL,
+ * C1 control (a raw byte or UTF-8 encoded), byte of invalid UTF-8 and
+ * bidirectional override becomes '?'.  The string never grows.  Every
+ * target-chosen string (comm, paths, function names, labels) goes through
+ * it before it reaches stderr or a text output.  Returns @s.
+ */
+char *pm_sanitize(char *s);
+
+/* One line on stderr, "pmuprof: " + @fmt, sanitized as pm_sanitize(). */
+void pm_info(const char *fmt, ...) PM_PRINTF(1, 2);
 
 /* 64-bit hashing (wyhash-style mixing), stable across runs. */
 uint64_t pm_hash(const void *data, size_t len, uint64_t seed);

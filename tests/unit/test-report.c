@@ -163,6 +163,31 @@ static int test_folded_name(void)
 	return PM_PASS;
 }
 
+/* pm_sanitize(): what a terminal could act on becomes '?', the rest of UTF-8 stays. */
+static int test_sanitize(void)
+{
+	char b[64];
+
+#define SAN(in, out)                              \
+	do {                                      \
+		strcpy(b, in);                    \
+		CHECK_STR(pm_sanitize(b), out);   \
+	} while (0)
+	SAN("st\x1b[31mX", "st?[31mX");                 /* ESC */
+	SAN("a\rb\nc\x7f", "a?b?c?");                  /* C0, DEL */
+	SAN("x\x9b" "31m", "x?31m");                     /* raw C1 CSI: not UTF-8 */
+	SAN("x\xc2\x9b" "31m", "x?31m");                 /* U+009B encoded */
+	SAN("\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+	SAN("a\xe2\x80\xae" "b\xe2\x81\xa6", "a?b?");     /* bidi overrides, isolates */
+	SAN("\xc0\xaf\xe0\x80\xaf\xed\xa0\x80", "????????"); /* overlong, surrogate */
+	SAN("\xe2\x82", "??");                            /* cut sequence */
+	SAN("\xf5\x80\x80\x80", "????");                 /* past U+10FFFF */
+	SAN("", "");
+	CHECK(pm_sanitize(NULL) == NULL);
+#undef SAN
+	return PM_PASS;
+}
+
 /* main -> a -> b -> a (leaf) and main -> b (leaf): recursion counts once in cum. */
 static struct pm_profile *recursive_profile(void)
 {
@@ -342,6 +367,7 @@ static int test_write_error(void)
 static const struct pm_test tests[] = {
 	{ "folded", test_folded },
 	{ "folded-name", test_folded_name },
+	{ "sanitize", test_sanitize },
 	{ "text-recursive", test_text_recursive },
 	{ "text-inline", test_text_inline },
 	{ "units", test_units },
