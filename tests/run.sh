@@ -8,7 +8,8 @@
 #
 # After each e2e file, one line "time: [label] tNNN-name S s"; before the
 # summary, the slowest five.
-# Every test prints lines "PASS: name", "FAIL: name" or "SKIP: name (why)".
+# Every test prints lines "PASS: name", "FAIL: name" or "SKIP: name (why)";
+# a file that prints none of them fails ("ran no check").
 # Usage: tests/run.sh [PATTERN]   (PATTERN selects e2e scripts and unit binaries)
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
@@ -32,6 +33,10 @@ run() { # label, command...
 	printf '%s\n' "$out" | grep -E '^(PASS|FAIL|SKIP): ' | sed -E "s#^(PASS|FAIL|SKIP): #\1: [$label] #" >>"$log"
 	if [ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^FAIL: '; then
 		echo "FAIL: [$label] $* exited $rc" | tee -a "$log"
+	fi
+	# a file that judged nothing (not even a skip) cannot have passed
+	if ! printf '%s\n' "$out" | grep -Eq '^(PASS|FAIL|SKIP): '; then
+		echo "FAIL: [$label] $* ran no check" | tee -a "$log"
 	fi
 }
 
