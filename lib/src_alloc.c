@@ -324,8 +324,9 @@ static void launch_rate(struct session *s, struct alloc *st, uint64_t rate_at, u
 {
 	if (!rate_at || !site_at || s->cmd_break) {
 		pm_warn("--memprofilerate: where the Go runtime of %s sets runtime.MemProfileRate "
-			"is not known here (a position-independent or unknown build): its rate is "
-			"not changed (set it in the program, or record it with -p PID)",
+			"is not known here (a position-independent executable, or runtime code not "
+			"recognized): its rate is not changed (set runtime.MemProfileRate in the "
+			"program)",
 			path);
 		return;
 	}

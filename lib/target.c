@@ -299,13 +299,24 @@ static bool is_brk(pid_t pid, int st)
 	       r.rip == brk_want + 1;
 }
 
+/* Stopped past the int3 at @addr: the @word it replaced back, the pc back to @addr. */
+static int put_back(pid_t pid, uint64_t addr, long word)
+{
+	struct user_regs_struct r;
+
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)(uintptr_t)addr, (void *)word) < 0 ||
+	    ptrace(PTRACE_GETREGS, pid, 0, &r) < 0)
+		return -1;
+	r.rip = addr;
+	return ptrace(PTRACE_SETREGS, pid, 0, &r) < 0 ? -1 : 0;
+}
+
 /*
  * The child stopped at its exec: int3 at t->brk, run to it, the word and
  * the pc put back, t->brk_fn called there.  0, or a message in @err.
  */
 static int run_to_break(struct pm_target *t, char *err, size_t errlen)
 {
-	struct user_regs_struct r;
 	long word, trap;
 	int st, rc;
 
@@ -325,14 +336,10 @@ static int run_to_break(struct pm_target *t, char *err, size_t errlen)
 		snprintf(err, errlen, "it ended before its runtime had started");
 		return -1;
 	}
-	if (ptrace(PTRACE_POKETEXT, t->pid, (void *)(uintptr_t)t->brk, (void *)word) < 0 ||
-	    ptrace(PTRACE_GETREGS, t->pid, 0, &r) < 0) {
-		snprintf(err, errlen, "cannot put its code back: %s", strerror(errno));
-		return -1;
-	}
-	r.rip = t->brk;
-	if (ptrace(PTRACE_SETREGS, t->pid, 0, &r) < 0) {
-		snprintf(err, errlen, "cannot set its pc: %s", strerror(errno));
+	if (put_back(t->pid, t->brk, word) < 0) {
+		/* past the int3 in code not put back: it would run garbage */
+		snprintf(err, errlen, "cannot put its code back (%s): killed", strerror(errno));
+		kill(t->pid, SIGKILL);
 		return -1;
 	}
 	t->brk_fn(t->pid, t->brk_arg);

@@ -49,9 +49,10 @@ pid_t pm_target_pid(const struct pm_target *t);
  * of the program, not relocated); the child runs to it, the code and the
  * pc are put back, @fn(pid, @arg) is called with the child stopped there
  * (the thread that hit it; other threads run), and the child is detached.
- * @addr must be code the program's first thread runs once, before it
- * starts any other thread that could.  A failure is one warning line
- * prefixed @what, and the child runs on (not traced).
+ * @addr must be code that only the program's first thread runs (another
+ * thread is not traced: the int3 would kill it).  A failure is one warning
+ * line prefixed @what, and the child runs on, not traced (killed where
+ * its code could not be put back once it stopped at the int3).
  */
 typedef void pm_target_break_fn(pid_t pid, void *arg);
 void pm_target_break(struct pm_target *t, uint64_t addr, pm_target_break_fn *fn, void *arg,
