@@ -3,7 +3,7 @@
 // alone, pprof.Do, never the heap profile), that allocates known bytes at
 // known places from the first line of main.
 //
-// main.earlyAlloc, first in main: -early objects of 64 KiB.  Then two
+// main.earlyAlloc, first in main: -early objects of 64 KiB.  After -delay, two
 // goroutines, each under its label for its whole life (pprof.Do), -n
 // rounds of 2 KiB objects (a millisecond's sleep every -pace rounds):
 // tenant=a 12 in main.funcA and 3 in main.funcB a round, tenant=b 3 and 2;
@@ -29,6 +29,7 @@ const size = 2048
 var (
 	n      = flag.Int("n", 4000, "rounds (20 objects of 2 KiB each)")
 	early  = flag.Int("early", 32, "objects of 64 KiB allocated first in main")
+	delay  = flag.Duration("delay", 0, "wait after main.earlyAlloc, before the workers start")
 	pace   = flag.Int("pace", 20, "sleep a millisecond after every PACE rounds (0: never)")
 	linger = flag.Duration("linger", 100*time.Millisecond, "each worker's wait before it ends")
 	sink   []byte
@@ -76,6 +77,7 @@ func main() {
 	rate := runtime.MemProfileRate
 	flag.Parse()
 	earlyAlloc(*early)
+	time.Sleep(*delay)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go worker(&wg, "a", 12, 3)
