@@ -8,13 +8,13 @@
 # builds, stripped.  Checks:
 #   - launched with --alloc --memprofilerate 4096: the one stderr line that
 #     says the rate was set (it was 0), the program saw 4096 from main's
-#     first line, at most 1 % of the samples lost (a busy machine); alloc_space shares by function and by
-#     label within 3 pp of the truth's, at most 3 % of those bytes without
-#     their label; main.earlyAlloc (64 KiB objects: all sampled) within 5 %
-#     of its truth;
+#     first line, at most 1 % of the samples lost (a busy machine);
+#     alloc_space shares by function and by label within 3 pp of the
+#     truth's, at most 3 % of those bytes without their label;
+#     main.earlyAlloc (64 KiB objects: all sampled) within 5 % of its truth;
 #   - the same unstripped (Go 1.26; the symbols and the code agree; labels
-#     not judged there, see below) and with
-#     the privileges dropped (root under sudo: the command as nobody);
+#     not judged there, see below) and with the privileges dropped (root
+#     under sudo: the command as nobody);
 #   - without the option: one warning line that names --memprofilerate,
 #     the program's rate 0, nothing of main sampled.
 # Cost: about 2.5 s per run, 8 runs (22 s here on a busy machine; 4 runs under
