@@ -54,7 +54,7 @@ static const struct pm_opt record_opts[] = {
 	{ OPT_ALLOC, "alloc", NULL,
 	  "sample the allocations Go's runtime samples for its heap profile (no CPU events without -e)" },
 	{ OPT_MEMPROFILERATE, "memprofilerate", "BYTES",
-	  "with -p: set the targets' runtime.MemProfileRate while recording (--alloc; restored at the end)" },
+	  "set the Go program's runtime.MemProfileRate (--alloc; launched: from its start, traced until then; -p: while recording, restored at the end)" },
 	{ OPT_INUSE, "inuse", NULL,
 	  "also the live heap: the Go runtime's heap records read at the end (no probes; no CPU events without -e)" },
 	{ OPT_LOCKS, "locks", NULL,

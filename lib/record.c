@@ -226,6 +226,14 @@ static void progress(struct session *s, bool final)
 		pm_att_threads_live(s) == 1 ? "" : "s");
 }
 
+/* The launched command stopped at the breakpoint a source asked for. */
+static void at_cmd_break(pid_t pid, void *arg)
+{
+	struct session *s = arg;
+
+	s->cmd_break_fn(s, pid);
+}
+
 int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 {
 	struct session s;
@@ -332,6 +340,8 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 				strerror(-rc));
 			goto out;
 		}
+		if (s.cmd_break)
+			pm_target_break(tgt, s.cmd_break, at_cmd_break, &s, s.cmd_break_what);
 		if (pm_att_open_events(&s, pm_target_pid(tgt)))
 			goto out;
 		if (s.cap_err) {

@@ -52,6 +52,10 @@ struct session {
 	struct pm_record_result *res;
 	bool attach, replay;
 	pid_t cmd_pid;           /* the command launched, 0 when attached */
+	/* a launched command: a source's breakpoint in it (pm_target_break()), 0 none */
+	uint64_t cmd_break;
+	void (*cmd_break_fn)(struct session *s, pid_t pid);
+	const char *cmd_break_what; /* its warnings' prefix: the option */
 	/* the events: spec and attr i; attr 0 gives the record layout */
 	struct pm_evt_spec spec[PM_SES_EVT_MAX];
 	struct perf_event_attr attr[PM_SES_EVT_MAX];

@@ -54,6 +54,7 @@ struct seen {
 
 struct alloc {
 	struct rate_write w[MAX_WRITES];
+	uint64_t launch_rate; /* --memprofilerate, launched: its MemProfileRate's vaddr */
 	struct seen *seen;
 	size_t nseen, capseen;
 	struct pm_hidx seen_idx;
@@ -68,6 +69,15 @@ struct alloc {
 /* values per stack: samples, bytes sampled, objects scaled (x1000), bytes scaled */
 enum { V_SAMPLES, V_BYTES, V_MOBJ, V_SPACE, V_N };
 
+/* Is @pc inside runtime.schedinit or runtime.init (gopclntab: stripped too)? */
+static bool site_ok(const struct pm_go *go, uint64_t pc)
+{
+	long f = pm_go_find(go, pc);
+	const char *name = f >= 0 ? pm_go_func_name(go, f) : NULL;
+
+	return name && (!strcmp(name, "runtime.schedinit") || !strcmp(name, "runtime.init"));
+}
+
 /*
  * Where runtime.MemProfileRate and runtime.disableMemoryProfiling are:
  * the ELF symbols, or without them (stripped) the one place that reads the
@@ -76,10 +86,15 @@ enum { V_SAMPLES, V_BYTES, V_MOBJ, V_SPACE, V_N };
  *   Go 1.19 runtime.init (defaultMemProfileRate inlined):
  *     movzbl disable(%rip), %eax; test %rax,%rax; mov $0x80000,%eax;
  *     mov $0,%ecx; cmovne %rcx,%rax; mov %rax, rate(%rip)
- * Exactly one match, or unknown (0).
+ * Exactly one match, or unknown (0).  *@site: the instruction after that
+ * write of the rate (where both branches meet), inside the function the
+ * version puts it in (schedinit, before any other thread; runtime.init, on
+ * the main thread locked to its goroutine): where --memprofilerate writes
+ * a launched program's rate; 0 when not matched there (or the symbols say
+ * other addresses).
  */
 static void rate_addrs(const struct pm_elf *e, const struct pm_go *go, uint64_t *rate,
-		       uint64_t *off)
+		       uint64_t *off, uint64_t *site)
 {
 	static const uint8_t p20[] = { 0x80, 0x3d, 0, 0, 0, 0, 0x00, 0x74, 0x0b, 0x48,
 				       0xc7, 0x05, 0, 0, 0, 0, 0, 0, 0, 0 };
@@ -90,18 +105,17 @@ static void rate_addrs(const struct pm_elf *e, const struct pm_go *go, uint64_t 
 	static const uint8_t m20[] = { 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1 };
 	static const uint8_t m19[] = { 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 				       1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 };
-	uint64_t start = pm_go_text_start(go), end = pm_go_text_end(go), r = 0, d = 0;
-	const uint8_t *b;
+	uint64_t start = pm_go_text_start(go), end = pm_go_text_end(go), r = 0, d = 0, at = 0;
+	uint64_t sym_rate = pm_elf_symbol_addr(e, "runtime.MemProfileRate"),
+		 sym_off = pm_elf_symbol_addr(e, "runtime.disableMemoryProfiling");
+	const uint8_t *b = NULL;
 	unsigned hits = 0;
 
-	*rate = pm_elf_symbol_addr(e, "runtime.MemProfileRate");
-	*off = pm_elf_symbol_addr(e, "runtime.disableMemoryProfiling");
-	if (*rate && *off)
-		return;
-	*rate = *off = 0;
-	if (!start || end <= start || end - start > (1ULL << 30))
-		return;
-	b = pm_elf_vaddr_bytes(e, start, (size_t)(end - start));
+	*rate = sym_rate && sym_off ? sym_rate : 0;
+	*off = sym_rate && sym_off ? sym_off : 0;
+	*site = 0;
+	if (start && end > start && end - start <= (1ULL << 30))
+		b = pm_elf_vaddr_bytes(e, start, (size_t)(end - start));
 	if (!b)
 		return;
 	for (uint64_t i = 0; i + sizeof(p19) <= end - start && hits < 2; i++) {
@@ -118,6 +132,7 @@ static void rate_addrs(const struct pm_elf *e, const struct pm_go *go, uint64_t 
 			memcpy(&y, c + 12, 4);
 			d = start + i + 7 + (uint64_t)(int64_t)x;
 			r = start + i + 20 + (uint64_t)(int64_t)y;
+			at = start + i + 20;
 			hits++;
 		} else if (c[0] == 0x0f) {
 			for (k = 0; k < sizeof(p19) && (!m19[k] || c[k] == p19[k]); k++)
@@ -128,20 +143,22 @@ static void rate_addrs(const struct pm_elf *e, const struct pm_go *go, uint64_t 
 			memcpy(&y, c + 27, 4);
 			d = start + i + 7 + (uint64_t)(int64_t)x;
 			r = start + i + 31 + (uint64_t)(int64_t)y;
+			at = start + i + 31;
 			hits++;
 		}
 	}
-	if (hits == 1 && !(r & 7)) {
-		*rate = r;
-		*off = d;
-	}
+	if (hits != 1 || (r & 7) || (*rate && (*rate != r || *off != d)))
+		return;
+	*rate = r;
+	*off = d;
+	*site = site_ok(go, at) ? at : 0;
 }
 
 uint64_t pm_alloc_rate_vaddr(const struct pm_elf *e, const struct pm_go *go)
 {
-	uint64_t rate, off;
+	uint64_t rate, off, site;
 
-	rate_addrs(e, go, &rate, &off);
+	rate_addrs(e, go, &rate, &off, &site);
 	return rate;
 }
 
@@ -178,19 +195,19 @@ static int sampling_off(const struct pm_elf *e, uint64_t va)
  * Sets *@kind (KIND_*).
  */
 static int probe_for(const char *path, struct pm_evt_spec *sp, int *kind, uint64_t *rate_at,
-		     char *err, size_t errlen)
+		     uint64_t *site_at, char *err, size_t errlen)
 {
 	char text[4200], perr[600];
 	struct pm_elf *e = NULL;
 	struct pm_go *go = NULL;
 	const char *ver;
 	unsigned major = 0, minor = 0;
-	uint64_t rate_va = 0, off_va = 0;
+	uint64_t rate_va = 0, off_va = 0, site_va = 0;
 	int64_t probe_va;
 	int rc = -1, off;
 
 	*kind = 0;
-	*rate_at = 0;
+	*rate_at = *site_at = 0;
 	e = pm_elf_open(path);
 	if (!e || pm_elf_machine(e) != EM_X86_64 || pm_go_open(&go, e) != 0) {
 		snprintf(err, errlen, "%s is not a Go program for x86-64", path);
@@ -206,8 +223,11 @@ static int probe_for(const char *path, struct pm_evt_spec *sp, int *kind, uint64
 		snprintf(err, errlen, "%s", perr);
 		goto out;
 	}
-	rate_addrs(e, go, &rate_va, &off_va);
-	*rate_at = pm_elf_type(e) == ET_EXEC ? rate_va : 0; /* a PIE's is biased: not written */
+	rate_addrs(e, go, &rate_va, &off_va, &site_va);
+	if (pm_elf_type(e) == ET_EXEC) { /* a PIE's are biased: not written */
+		*rate_at = rate_va;
+		*site_at = site_va;
+	}
 	off = sampling_off(e, off_va);
 	if (off == 1)
 		*kind |= KIND_OFF;
@@ -286,15 +306,34 @@ static void rate_restore(struct alloc *st)
 	}
 }
 
-static int alloc_configure(struct session *s)
+/* --memprofilerate, a launched command stopped where its runtime has set its rate. */
+static void at_rate_set(struct session *s, pid_t pid)
 {
-	if (s->cfg->memprofilerate && s->cfg->argv) {
-		pm_ses_err(s->res, PM_REC_USAGE,
-			   "--memprofilerate needs -p PID: a launched program sets its own rate "
-			   "as it starts (set runtime.MemProfileRate in it, or attach)");
-		return -1;
+	struct alloc *st = pm_src_state(s, &pm_src_alloc);
+
+	rate_write(s, st, pid, st->launch_rate, "the command");
+}
+
+/*
+ * --memprofilerate, a launched command: its rate written where its runtime
+ * has just set it (0 when its linker turned heap sampling off), before any
+ * code of the program's own runs (pm_target_break()).
+ */
+static void launch_rate(struct session *s, struct alloc *st, uint64_t rate_at, uint64_t site_at,
+			const char *path)
+{
+	if (!rate_at || !site_at || s->cmd_break) {
+		pm_warn("--memprofilerate: where the Go runtime of %s sets runtime.MemProfileRate "
+			"is not known here (a position-independent executable, or runtime code not "
+			"recognized): its rate is not changed (set runtime.MemProfileRate in the "
+			"program)",
+			path);
+		return;
 	}
-	return 0;
+	st->launch_rate = rate_at;
+	s->cmd_break = site_at;
+	s->cmd_break_fn = at_rate_set;
+	s->cmd_break_what = "--memprofilerate";
 }
 
 /* --alloc: the probe on every Go binary of the targets (attached) or on the command. */
@@ -317,7 +356,7 @@ static int alloc_add_events(struct session *s)
 		char exe[64], *real;
 		bool dup = false;
 		int kind;
-		uint64_t rate_at;
+		uint64_t rate_at, site_at;
 
 		if (s->attach) {
 			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
@@ -329,14 +368,14 @@ static int alloc_add_events(struct session *s)
 			dup = dup || !strcmp(s->spec[e].path, real);
 		memset(&sp, 0, sizeof(sp));
 		if (real && dup && s->cfg->memprofilerate &&
-		    probe_for(real, &sp, &kind, &rate_at, err, sizeof(err)) == 0)
+		    probe_for(real, &sp, &kind, &rate_at, &site_at, err, sizeof(err)) == 0)
 			rate_write(s, st, pid, rate_at, real); /* another process of the same binary */
 		if (!real || dup) {
 			free(real);
 			continue;
 		}
 		if (s->nev + 1 > PM_ARRAY_SIZE(s->spec) ||
-		    probe_for(real, &sp, &kind, &rate_at, err, sizeof(err)) < 0 ||
+		    probe_for(real, &sp, &kind, &rate_at, &site_at, err, sizeof(err)) < 0 ||
 		    pm_evt_uprobe_define(&sp, (unsigned)s->nev, err, sizeof(err)) < 0) {
 			if (s->nev + 1 > PM_ARRAY_SIZE(s->spec))
 				snprintf(err, sizeof(err), "too many events");
@@ -344,13 +383,15 @@ static int alloc_add_events(struct session *s)
 			free(real);
 			continue;
 		}
-		if (s->cfg->memprofilerate)
+		if (s->cfg->memprofilerate && s->attach)
 			rate_write(s, st, pid, rate_at, real);
+		else if (s->cfg->memprofilerate)
+			launch_rate(s, st, rate_at, site_at, real);
 		else if (kind & KIND_OFF)
 			pm_warn("alloc: %s has the Go runtime's heap sampling off (its linker turns it "
 				"off in a program that never uses the heap profile, e.g. without "
-				"runtime/pprof): no allocation is sampled unless it sets "
-				"runtime.MemProfileRate itself",
+				"runtime/pprof or with only its labels): no allocation is sampled "
+				"(--memprofilerate BYTES sets its rate, e.g. 4096)",
 				real);
 		free(real);
 		pm_src_add_event(s, &pm_src_alloc, &sp, kind);
@@ -659,7 +700,6 @@ static void alloc_profile_stack(struct session *s, struct pm_profile *p, const u
 const struct pm_source pm_src_alloc = {
 	.name = "alloc",
 	.state_size = sizeof(struct alloc),
-	.configure = alloc_configure,
 	.add_events = alloc_add_events,
 	.unrated = true,
 	.raw = true,

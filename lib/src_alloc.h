@@ -14,9 +14,11 @@
  * (kept in a root frame of the source's own until the profile).  A binary
  * whose linker turned heap sampling off (it never references the heap
  * profile) is said in one line: nothing is sampled in it.
- * --memprofilerate BYTES (attached only) writes the program's
- * runtime.MemProfileRate for the recording and puts back the value it had
- * at the end, said on stderr and in the profile.
+ * --memprofilerate BYTES writes the program's runtime.MemProfileRate:
+ * attached, for the recording, the value it had put back at the end;
+ * launched, where the runtime has just set it (the command traced to that
+ * one breakpoint, pm_target_break()), so from before main; said on stderr
+ * and in the profile.
  */
 #ifndef PM_SRC_ALLOC_H
 #define PM_SRC_ALLOC_H

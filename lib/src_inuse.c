@@ -781,7 +781,8 @@ static void inuse_profile_head(struct session *s, struct pm_profile *p)
 		if (ip->state == 1 && ip->rate_known && !ip->rate)
 			pm_warn("inuse: %s (process %d) has the Go runtime's heap sampling off "
 				"(runtime.MemProfileRate 0): its heap records hold nothing or only "
-				"what was sampled before it was turned off",
+				"what was sampled before it was turned off (--memprofilerate BYTES "
+				"sets its rate)",
 				ip->path, (int)ip->pid);
 		if (!rate)
 			rate = r;

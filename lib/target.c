@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +27,11 @@ struct pm_target {
 	int err_fd;   /* read end: the child writes errno here if exec fails (CLOEXEC) */
 	bool started, exited;
 	int status;
+	/* pm_target_break(): a breakpoint from exec to its first hit */
+	uint64_t brk;
+	pm_target_break_fn *brk_fn;
+	void *brk_arg;
+	const char *brk_what;
 };
 
 static int exec_ok(const char *path)
@@ -239,11 +246,144 @@ pid_t pm_target_pid(const struct pm_target *t)
 	return t->pid;
 }
 
+void pm_target_break(struct pm_target *t, uint64_t addr, pm_target_break_fn *fn, void *arg,
+		     const char *what)
+{
+	t->brk = addr;
+	t->brk_fn = fn;
+	t->brk_arg = arg;
+	t->brk_what = what;
+}
+
+/*
+ * The next stop of the traced child, its signal passed on until @want says
+ * it is the one: 1 and *@st, 0 when the child ended (recorded), -errno.
+ */
+static int next_stop(struct pm_target *t, int *st, bool (*want)(pid_t, int))
+{
+	for (;;) {
+		int sig;
+
+		if (waitpid(t->pid, st, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!WIFSTOPPED(*st)) {
+			t->exited = true;
+			t->status = *st;
+			return 0;
+		}
+		if (want(t->pid, *st))
+			return 1;
+		/* a group-stop (PTRACE_EVENT_STOP) or an event: nothing to deliver */
+		sig = (*st >> 16) ? 0 : WSTOPSIG(*st);
+		if (ptrace(PTRACE_CONT, t->pid, 0, (void *)(uintptr_t)sig) < 0)
+			return -errno;
+	}
+}
+
+static bool is_exec(pid_t pid, int st)
+{
+	(void)pid;
+	return st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8));
+}
+
+static uint64_t brk_want; /* the breakpoint is_brk waits for (one at a time) */
+
+static bool is_brk(pid_t pid, int st)
+{
+	struct user_regs_struct r;
+
+	return st >> 8 == SIGTRAP && ptrace(PTRACE_GETREGS, pid, 0, &r) == 0 &&
+	       r.rip == brk_want + 1;
+}
+
+/* Stopped past the int3 at @addr: the @word it replaced back, the pc back to @addr. */
+static int put_back(pid_t pid, uint64_t addr, long word)
+{
+	struct user_regs_struct r;
+
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)(uintptr_t)addr, (void *)word) < 0 ||
+	    ptrace(PTRACE_GETREGS, pid, 0, &r) < 0)
+		return -1;
+	r.rip = addr;
+	return ptrace(PTRACE_SETREGS, pid, 0, &r) < 0 ? -1 : 0;
+}
+
+/*
+ * The child stopped at its exec: int3 at t->brk, run to it, the word and
+ * the pc put back, t->brk_fn called there.  0, or a message in @err.
+ */
+static int run_to_break(struct pm_target *t, char *err, size_t errlen)
+{
+	long word, trap;
+	int st, rc;
+
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, t->pid, (void *)(uintptr_t)t->brk, 0);
+	trap = (long)(((unsigned long)word & ~0xffUL) | 0xccUL);
+	if (errno || ptrace(PTRACE_POKETEXT, t->pid, (void *)(uintptr_t)t->brk, (void *)trap) < 0) {
+		snprintf(err, errlen, "cannot write its code: %s", strerror(errno));
+		return -1;
+	}
+	brk_want = t->brk;
+	if (ptrace(PTRACE_CONT, t->pid, 0, 0) < 0 || (rc = next_stop(t, &st, is_brk)) < 0) {
+		snprintf(err, errlen, "lost it: %s", strerror(errno));
+		return -1;
+	}
+	if (rc == 0) {
+		snprintf(err, errlen, "it ended before its runtime had started");
+		return -1;
+	}
+	if (put_back(t->pid, t->brk, word) < 0) {
+		/* past the int3 in code not put back: it would run garbage */
+		snprintf(err, errlen, "cannot put its code back (%s): killed", strerror(errno));
+		kill(t->pid, SIGKILL);
+		return -1;
+	}
+	t->brk_fn(t->pid, t->brk_arg);
+	return 0;
+}
+
+/*
+ * Traced from its handshake (PTRACE_SEIZE, the exec reported): true when
+ * tracing started; a failure is said on stderr and the child runs untraced.
+ */
+static bool trace_child(struct pm_target *t)
+{
+	if (!t->brk)
+		return false;
+	if (ptrace(PTRACE_SEIZE, t->pid, 0, (void *)(uintptr_t)PTRACE_O_TRACEEXEC) == 0)
+		return true;
+	pm_warn("%s: cannot trace the command (ptrace: %s): not done", t->brk_what,
+		strerror(errno));
+	return false;
+}
+
+/* After a traced exec: the breakpoint, then the child let go (detached). */
+static void break_and_detach(struct pm_target *t)
+{
+	char err[200] = "";
+	int st, rc = next_stop(t, &st, is_exec);
+
+	if (rc <= 0) {
+		if (rc < 0)
+			pm_warn("%s: lost the command at its exec: %s", t->brk_what, strerror(-rc));
+		return;
+	}
+	if (run_to_break(t, err, sizeof(err)) < 0)
+		pm_warn("%s: not done in the command: %s", t->brk_what, err);
+	if (!t->exited && ptrace(PTRACE_DETACH, t->pid, 0, 0) < 0)
+		pm_warn("%s: cannot let the command go: %s", t->brk_what, strerror(errno));
+}
+
 int pm_target_start(struct pm_target *t)
 {
 	char c = 1;
 	int e = 0;
 	ssize_t n;
+	bool traced = trace_child(t);
 
 	if (write(t->go_fd, &c, 1) != 1)
 		return -errno;
@@ -260,6 +400,8 @@ int pm_target_start(struct pm_target *t)
 		pm_target_wait(t, &t->status);
 		return -e;
 	}
+	if (traced)
+		break_and_detach(t);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #define PM_TARGET_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct pm_target;
@@ -42,7 +43,25 @@ int pm_target_spawn_as(struct pm_target **out, const char *path, char *const arg
 int pm_target_sudo_user(uid_t *uid, gid_t *gid);
 pid_t pm_target_pid(const struct pm_target *t);
 
-/* Let the child exec.  0, or -errno when the exec failed (the child is reaped). */
+/*
+ * Before pm_target_start(): the child is traced from its handshake
+ * (PTRACE_SEIZE) to its exec, where an int3 is written at @addr (a vaddr
+ * of the program, not relocated); the child runs to it, the code and the
+ * pc are put back, @fn(pid, @arg) is called with the child stopped there
+ * (the thread that hit it; other threads run), and the child is detached.
+ * @addr must be code that only the program's first thread runs (another
+ * thread is not traced: the int3 would kill it).  A failure is one warning
+ * line prefixed @what, and the child runs on, not traced (killed where
+ * its code could not be put back once it stopped at the int3).
+ */
+typedef void pm_target_break_fn(pid_t pid, void *arg);
+void pm_target_break(struct pm_target *t, uint64_t addr, pm_target_break_fn *fn, void *arg,
+		     const char *what);
+
+/*
+ * Let the child exec (with pm_target_break(): and run it to the
+ * breakpoint).  0, or -errno when the exec failed (the child is reaped).
+ */
 int pm_target_start(struct pm_target *t);
 
 /* Non-blocking: 1 and *status (as waitpid) if the child has exited, 0 if not, -errno. */
