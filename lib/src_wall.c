@@ -52,7 +52,7 @@ struct went {
 	uint8_t reason, seq; /* seq: g.trackingSeq, bumped each time it stops running */
 	bool gone;      /* the last snapshot saw no goroutine in the g */
 	uint64_t since; /* parked since at least (the events' clock); 0 = not parked */
-	uint64_t stopped; /* the last snapshot that saw it not running (or its g dead) */
+	uint64_t stopped; /* the last snapshot that saw it wait (or its g dead) */
 	uint32_t nf;
 	uint32_t *frames;
 	uint32_t gen;   /* bumped when frames change */
@@ -432,7 +432,8 @@ static void cpu_drop(struct wproc *p, uint64_t gp)
  * On a thread now: g.sched is where it last stopped, not where it is, so
  * its stack is not read.  Its frames under "[running]" into @ids: the
  * stack of its latest CPU sample when one was taken since a snapshot last
- * saw it stopped, and not over WALL_AGE_MAX old (*age: how old, ms), else
+ * saw it waiting or in a system call (not runnable: preempted, it goes on
+ * where it was), and not over WALL_AGE_MAX old (*age: how old, ms), else
  * its start function (the root of every goroutine's stack).
  */
 static size_t running_stack(struct session *s, struct wall *w, struct wproc *p,
@@ -771,7 +772,8 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 			nid += running_stack(s, w, p, e, gs[i], gb, now, ids + nid, &age);
 			w->running++;
 		} else {
-			e->stopped = now;
+			if (state != ST_RUNNABLE)
+				e->stopped = now;
 			if (!same_key(e, l, gs[i], gb) || !e->frames)
 				continue; /* torn (counted above) */
 			if (e->since != now)

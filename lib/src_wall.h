@@ -10,7 +10,7 @@
  * own names, read from the binary) and parked (at least this long, ns).
  * A goroutine running at the snapshot has no stack read: "[running]" over
  * the stack of its latest CPU sample when the recording samples CPU (-e)
- * and one was taken since the goroutine was last seen stopped (label
+ * and one was taken since the goroutine was last seen waiting (label
  * cpu_sample_age_ms: how old), else over its start function.  One that
  * changed while read is dropped and counted.
  */

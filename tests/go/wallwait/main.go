@@ -2,7 +2,8 @@
 // goroutine wall-clock profile (pmuprof record --wall).  Usage:
 //
 //	wallwait [-chan N] [-sleep N] [-mutex N] [-select N] [-wg N] [-net N]
-//	         [-pipe N] [-busy N] [-spin N] [-fresh N] [-pprof FILE] SECS
+//	         [-pipe N] [-busy N] [-spin N] [-spinwrap N] [-fresh N]
+//	         [-pprof FILE] SECS
 //	wallwait -leak N SECS
 //	wallwait -swing N SECS
 //	wallwait N M K SECS      (= -chan N -sleep M -mutex K -busy 1 SECS)
@@ -19,7 +20,9 @@
 //	main.pipeReader   read(2) on a blocking pipe nobody writes to (in a syscall)
 //	main.busy         spinning
 //	main.spinner      spinning in calls to main.spinStep (its start function
-//	                  is main.spinner, its CPU samples' leaf main.spinStep)
+//	                  is main.spinner, its CPU samples' leaf main.spinStep);
+//	                  with -spinwrap, called from a closure (the start
+//	                  function is the closure, a function of main.main)
 //	main.fresh        made but never run: with -fresh, main spins on the one
 //	                  P without a preemption point (run it with GOMAXPROCS=1
 //	                  GODEBUG=asyncpreemptoff=1), so that they stay runnable
@@ -245,6 +248,7 @@ func main() {
 	npipe := flag.Int("pipe", 0, "goroutines in read(2) on a blocking pipe")
 	nbusy := flag.Int("busy", 0, "goroutines spinning")
 	nspin := flag.Int("spin", 0, "goroutines spinning in calls to main.spinStep")
+	nspinwrap := flag.Int("spinwrap", 0, "the same, main.spinner called from a closure")
 	nfresh := flag.Int("fresh", 0, "goroutines made and never run")
 	nleak := flag.Int("leak", 0, "goroutines leaked by two request paths, 70/30")
 	nswing := flag.Int("swing", 0, "goroutines made and let go over and over")
@@ -259,7 +263,7 @@ func main() {
 		args = args[3:]
 	}
 	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: wallwait [-chan N] [-sleep N] [-mutex N] [-select N] [-wg N] [-net N] [-pipe N] [-busy N] [-spin N] [-fresh N] [-pprof FILE] SECS")
+		fmt.Fprintln(os.Stderr, "usage: wallwait [-chan N] [-sleep N] [-mutex N] [-select N] [-wg N] [-net N] [-pipe N] [-busy N] [-spin N] [-spinwrap N] [-fresh N] [-pprof FILE] SECS")
 		os.Exit(2)
 	}
 	secs, err := strconv.ParseFloat(args[0], 64)
@@ -374,7 +378,10 @@ func main() {
 	for i := 0; i < *nspin; i++ {
 		go spinner()
 	}
-	n += *nspin
+	for i := 0; i < *nspinwrap; i++ {
+		go func() { spinner() }()
+	}
+	n += *nspin + *nspinwrap
 	for i := 0; i < n; i++ {
 		fmt.Println(<-ids)
 	}
