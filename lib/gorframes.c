@@ -1057,6 +1057,10 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 		}
 		g->st_inspect++;
 		g->last_rc = 0;
+		if (gi.goid > 0 && !gi.dead) {
+			g->last_g = r14;
+			g->last_goid = gi.goid;
+		}
 		return probed_sample(g, st, p, pid, &gi, ids, n, cap);
 	}
 	rc = pm_gor_inspect_g(g, pid, tid, r14, sp, stack, stack_len, &gi);
@@ -1065,6 +1069,10 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	switch (rc) {
 	case 0:
 		g->st_ok++;
+		if (!gi.dead && gi.goid > 0) {
+			g->last_g = gi.g;
+			g->last_goid = gi.goid;
+		}
 		break;
 	case -ENOENT:
 		g->st_enoent++;
@@ -1110,6 +1118,8 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
 	g->sample_time = time;
 	g->last_rc = 1;
 	g->last_sys = false;
+	g->last_g = 0;
+	g->last_goid = 0;
 	g->copy_used = false;
 	if (time > g->max_time)
 		g->max_time = time;
@@ -1124,6 +1134,15 @@ int pm_gor_last(const struct pm_gor *g, bool *sys)
 	if (sys)
 		*sys = g && g->last_sys;
 	return g ? g->last_rc : 1;
+}
+
+bool pm_gor_last_g(const struct pm_gor *g, uint64_t *gp, int64_t *goid)
+{
+	if (!g || !g->last_g)
+		return false;
+	*gp = g->last_g;
+	*goid = g->last_goid;
+	return true;
 }
 
 bool pm_gor_used_copy(const struct pm_gor *g)

@@ -171,6 +171,8 @@ struct pm_gor {
 	unsigned unw_status; /* the walk of the sample being inspected (PM_UNW_*) */
 	int last_rc;         /* pm_gor_last(): what the last pm_gor_sample() found ... */
 	bool last_sys;       /* ... and whether that sample ran on the system stack */
+	uint64_t last_g;     /* ... and its goroutine (pm_gor_last_g()): g, 0 = none known */
+	int64_t last_goid;
 	bool copy_used;      /* ... and whether it compared the stack copy to its root */
 	uint64_t switch_bp;  /* ... and its BP where it switched off g0 */
 	uint64_t sample_time; /* ... and its time (the events' clock) */

@@ -177,6 +177,11 @@ size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *s
  */
 int pm_gor_last(const struct pm_gor *g, bool *sys);
 /*
+ * The goroutine the last pm_gor_sample() found (its g and id): true when
+ * one alive is known (src_wall keeps that sample's stack for it).
+ */
+bool pm_gor_last_g(const struct pm_gor *g, uint64_t *gp, int64_t *goid);
+/*
  * Did the last pm_gor_sample() compare the sample's stack copy, to its
  * root, with the target's stack (a goroutine read after it left its
  * thread)?  Then a capture keeps the whole copy, so that a replay decides

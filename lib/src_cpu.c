@@ -12,6 +12,7 @@
 #include "maps.h"
 #include "profile.h"
 #include "session.h"
+#include "src_wall.h"
 #include "stacks.h"
 
 static int cpu_configure(struct session *s)
@@ -60,6 +61,7 @@ static void cpu_sample(struct session *s, size_t ev, const struct pm_rec_sample 
 	struct pm_walk w;
 	int64_t values[PM_SES_VALUES_MAX];
 	int64_t *v = values + s->val_off[0];
+	bool sys;
 	size_t n;
 
 	s->res->samples++;
@@ -72,6 +74,14 @@ static void cpu_sample(struct session *s, size_t ev, const struct pm_rec_sample 
 	n = pm_ses_stack_ids(s, smp, &w);
 	if (s->cap && pm_gor_used_copy(s->gor))
 		s->keep = UINT64_MAX;
+	/*
+	 * its user frames (and the cut marker): a running goroutine's stack
+	 * for --wall; not a walk of the system stack alone (its goroutine's
+	 * frames not reached)
+	 */
+	if (pm_gor_last(s->gor, &sys) == 0 && (!sys || (w.status & PM_UNW_SWITCHED)))
+		pm_wall_cpu_sample(s, w.pid, smp->time, s->ids + w.nk,
+				   w.n + !(w.status & PM_UNW_COMPLETE));
 	pm_stacks_add_tagged(s->stacks, smp->pid, smp->tid, s->ids, n, values);
 	pm_reg_check_limits(s->reg, s->stacks, w.status);
 }

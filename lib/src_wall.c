@@ -12,6 +12,7 @@
 #include "attach.h"
 #include "elfimg.h"
 #include "goroutine.h"
+#include "idtab.h"
 #include "maps.h"
 #include "profile.h"
 #include "session.h"
@@ -26,6 +27,7 @@
 #define WALL_CHUNK 16384      /* goroutines a snapshot works on at once */
 #define WALL_GBUF 1024        /* bytes of a runtime.g read at most (G_READ_MAX) */
 #define WALL_NAME_TRIES 20    /* snapshots that try to open the binary for its names */
+#define WALL_AGE_MAX 5000     /* ms: a running goroutine's CPU sample older is not used */
 
 enum { ST_RUNNING, ST_RUNNABLE, ST_WAITING, ST_SYSCALL, ST_N };
 static const char *const state_name[ST_N] = { "running", "runnable", "waiting", "syscall" };
@@ -48,7 +50,9 @@ struct went {
 	uint64_t pc, sp, bp;
 	uint32_t status;
 	uint8_t reason, seq; /* seq: g.trackingSeq, bumped each time it stops running */
+	bool gone;      /* the last snapshot saw no goroutine in the g */
 	uint64_t since; /* parked since at least (the events' clock); 0 = not parked */
+	uint64_t stopped; /* the last snapshot that saw it wait (or its g dead) */
 	uint32_t nf;
 	uint32_t *frames;
 	uint32_t gen;   /* bumped when frames change */
@@ -64,11 +68,20 @@ struct went {
 	uint64_t acc_lp, acc_time, accw;
 };
 
-/* A label set: state, wait reason, parked bucket. */
+/* A label set: state, wait reason, parked bucket, the age of a running one's CPU sample. */
 struct wlab {
 	uint8_t state;
 	int16_t reason;  /* -1 = none */
 	int8_t bucket;   /* -1 = none */
+	int16_t age;     /* ms, -1 = none */
+};
+
+/* A goroutine's latest CPU sample (-e with --wall): its user frames. */
+struct wcpu {
+	int64_t goid;   /* 0 = none (dropped when the goroutine was seen gone) */
+	uint64_t time;  /* the events' clock */
+	uint32_t n, cap;
+	uint32_t *ids;
 };
 
 struct wproc {
@@ -83,6 +96,9 @@ struct wproc {
 	size_t nent;
 	uint64_t last;          /* the last snapshot's time */
 	uint64_t first;         /* the time the first one covers from */
+	struct pm_idtab cpu_of; /* g -> index in cpu + 1: an entry per g that had a CPU sample */
+	struct wcpu *cpu;
+	size_t ncpu, live_cpu;
 };
 
 struct wall {
@@ -94,9 +110,11 @@ struct wall {
 	struct wlab *labs;
 	size_t nlabs, caplabs;
 	uint32_t *lab_idx;      /* [state][reason + 1][bucket + 1] -> lab index + 1 */
+	uint32_t *age_idx;      /* running, [age ms] -> lab index + 1 (with CPU samples) */
 	char **bucket_names;
 	/* counts, for the profile's comments */
 	uint64_t snapshots, goroutines, walked, reused, torn, retried, unreadable, cut, moving, running;
+	uint64_t running_cpu, cpu_samples, cpu_none;
 	uint64_t cpu_ns, counted, max_cpu_ns, setup_ns, max_interval;
 	/* scratch, kept from one snapshot to the next (no fresh pages each time) */
 	uint8_t *gbuf, *gbuf2, *sbuf;
@@ -285,13 +303,21 @@ static int64_t bucket_ns(int b)
 	return (int64_t)bucket_lo[b];
 }
 
-static uint32_t lab_frame(struct session *s, struct wall *w, int state, int reason, int bucket)
+/* A label set's frame; @age: a running goroutine's CPU sample's, ms (-1 = none). */
+static uint32_t lab_frame(struct session *s, struct wall *w, int state, int reason, int bucket,
+			  int age)
 {
 	size_t k = ((size_t)state * (WALL_REASONS + 1) + (size_t)(reason + 1)) * (WALL_BUCKETS + 1) +
 		   (size_t)(bucket + 1);
+	uint32_t *slot = &w->lab_idx[k];
 	struct pm_stack_frame f;
 
-	if (!w->lab_idx[k]) {
+	if (age >= 0) {
+		if (!w->age_idx)
+			w->age_idx = xcalloc(WALL_AGE_MAX + 1, sizeof(*w->age_idx));
+		slot = &w->age_idx[PM_MIN(age, WALL_AGE_MAX)];
+	}
+	if (!*slot) {
 		if (w->nlabs == w->caplabs) {
 			w->caplabs = w->caplabs ? 2 * w->caplabs : 64;
 			w->labs = xrealloc(w->labs, w->caplabs * sizeof(*w->labs));
@@ -299,11 +325,12 @@ static uint32_t lab_frame(struct session *s, struct wall *w, int state, int reas
 		w->labs[w->nlabs].state = (uint8_t)state;
 		w->labs[w->nlabs].reason = (int16_t)reason;
 		w->labs[w->nlabs].bucket = (int8_t)bucket;
-		w->lab_idx[k] = (uint32_t)++w->nlabs;
+		w->labs[w->nlabs].age = (int16_t)(age >= 0 ? PM_MIN(age, WALL_AGE_MAX) : -1);
+		*slot = (uint32_t)++w->nlabs;
 	}
 	f.map_id = PM_SES_SRC_MAP(pm_src_index(&pm_src_wall));
 	f.is_return = false;
-	f.addr = w->lab_idx[k] - 1;
+	f.addr = *slot - 1;
 	f.vaddr = f.addr;
 	return pm_stacks_frame(s->stacks, &f);
 }
@@ -344,13 +371,107 @@ static size_t frames_of(struct session *s, pid_t pid, const uint64_t *pcs, size_
 	return n;
 }
 
-/* ---- snapshots ---- */
+/* ---- a running goroutine's stack ---- */
 
-static struct wproc *proc_of(struct wall *w, pid_t pid)
+static struct wproc *proc_find(struct wall *w, pid_t pid)
 {
 	for (size_t i = 0; i < w->nprocs; i++)
 		if (w->procs[i].pid == pid)
 			return &w->procs[i];
+	return NULL;
+}
+
+void pm_wall_cpu_sample(struct session *s, pid_t pid, uint64_t time, const uint32_t *ids,
+			size_t n)
+{
+	struct wall *w = wall_of(s);
+	struct wproc *p;
+	struct wcpu *c;
+	uint64_t gp;
+	int64_t goid;
+	int32_t k;
+
+	/* a process the snapshots read (its layout known), a goroutine alive */
+	if (!w || !w->hz || !n || !(p = proc_find(w, pid)) || p->state != 1 ||
+	    !pm_gor_last_g(s->gor, &gp, &goid))
+		return;
+	n = PM_MIN(n, PM_REG_MAX_FRAMES + 1);
+	if (!pm_idtab_get(&p->cpu_of, gp, &k)) {
+		p->cpu = xrealloc(p->cpu, (p->ncpu + 1) * sizeof(*p->cpu));
+		memset(&p->cpu[p->ncpu], 0, sizeof(*p->cpu));
+		k = (int32_t)++p->ncpu;
+		pm_idtab_put(&p->cpu_of, gp, k);
+	}
+	c = &p->cpu[k - 1];
+	if (c->cap < n) {
+		c->cap = (uint32_t)n;
+		c->ids = xrealloc(c->ids, n * sizeof(*c->ids));
+	}
+	if (!c->goid)
+		p->live_cpu++;
+	memcpy(c->ids, ids, n * sizeof(*ids));
+	c->n = (uint32_t)n;
+	c->goid = goid;
+	c->time = time;
+	w->cpu_samples++;
+}
+
+/* The goroutine of g @gp is gone: its CPU sample's stack too. */
+static void cpu_drop(struct wproc *p, uint64_t gp)
+{
+	int32_t k;
+
+	if (!pm_idtab_get(&p->cpu_of, gp, &k) || !p->cpu[k - 1].goid)
+		return;
+	free(p->cpu[k - 1].ids);
+	memset(&p->cpu[k - 1], 0, sizeof(p->cpu[0]));
+	p->live_cpu--;
+}
+
+/*
+ * On a thread now: g.sched is where it last stopped, not where it is, so
+ * its stack is not read.  Its frames under "[running]" into @ids: the
+ * stack of its latest CPU sample when one was taken since a snapshot last
+ * saw it waiting or in a system call (not runnable: preempted, it goes on
+ * where it was), and not over WALL_AGE_MAX old (*age: how old, ms), else
+ * its start function (the root of every goroutine's stack).
+ */
+static size_t running_stack(struct session *s, struct wall *w, struct wproc *p,
+			    const struct went *e, uint64_t gp, const uint8_t *gb, uint64_t now,
+			    uint32_t *ids, int *age)
+{
+	const struct pm_gor_layout *l = p->l;
+	uint64_t spc = l->g_startpc ? pm_le64(gb + l->g_startpc) : 0;
+	int64_t goid = (int64_t)pm_le64(gb + l->g_goid);
+	int32_t k;
+
+	if (p->ncpu && pm_idtab_get(&p->cpu_of, gp, &k)) {
+		const struct wcpu *c = &p->cpu[k - 1];
+		uint64_t ms = now > c->time ? (now - c->time) / 1000000 : 0;
+
+		if (c->goid == goid && c->time >= e->stopped && ms <= WALL_AGE_MAX) {
+			memcpy(ids, c->ids, c->n * sizeof(*ids));
+			*age = (int)ms;
+			w->running_cpu++;
+			return c->n;
+		}
+	}
+	if (p->ncpu || w->cpu_samples)
+		w->cpu_none++;
+	if (!spc)
+		return 0;
+	spc++; /* read as a return address: the function itself */
+	return frames_of(s, p->pid, &spc, 1, ids);
+}
+
+/* ---- snapshots ---- */
+
+static struct wproc *proc_of(struct wall *w, pid_t pid)
+{
+	struct wproc *p = proc_find(w, pid);
+
+	if (p)
+		return p;
 	w->procs = xrealloc(w->procs, (w->nprocs + 1) * sizeof(*w->procs));
 	memset(&w->procs[w->nprocs], 0, sizeof(w->procs[0]));
 	w->procs[w->nprocs].pid = pid;
@@ -628,7 +749,7 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 		size_t nid = 0;
 		uint32_t st;
 		int64_t goid;
-		int state, reason = -1, bucket = -1;
+		int state, reason = -1, bucket = -1, age = -1;
 		uint64_t lp;
 
 		if (!r[i].ok)
@@ -638,26 +759,21 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 		state = state_of(st);
 		if (state < 0 || goid <= 0) {
 			flush(s, p->pid, e); /* it exited: its sample is whole */
+			e->stopped = now;
+			if (!e->gone && p->live_cpu) /* once, not at every snapshot */
+				cpu_drop(p, gs[i]);
+			e->gone = true;
 			continue;
 		}
+		e->gone = false;
 		lp = l->g_labels ? pm_le64(gb + l->g_labels) : 0;
 		if (state == ST_RUNNING) {
-			/*
-			 * on a thread now: g.sched is where it last stopped, not
-			 * where it is; its stack is not read, only its start
-			 * function (the root of every goroutine's stack) under
-			 * "[running]"
-			 */
-			uint64_t spc = l->g_startpc ? pm_le64(gb + l->g_startpc) : 0;
-
 			ids[nid++] = marker_frame(s, MK_RUNNING);
-			if (spc) {
-				uint64_t one = spc + 1; /* read as a return address: the function itself */
-
-				nid += frames_of(s, p->pid, &one, 1, ids + nid);
-			}
+			nid += running_stack(s, w, p, e, gs[i], gb, now, ids + nid, &age);
 			w->running++;
 		} else {
+			if (state != ST_RUNNABLE)
+				e->stopped = now;
 			if (!same_key(e, l, gs[i], gb) || !e->frames)
 				continue; /* torn (counted above) */
 			if (e->since != now)
@@ -692,7 +808,8 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 		}
 		nid = pm_gor_frames_of(s->gor, s->maps, s->stacks, p->pid, gs[i], gb, now, ids, nid,
 				       PM_ARRAY_SIZE(ids) - 1);
-		ids[nid++] = lab_frame(s, w, state, reason == -2 ? WALL_REASONS - 1 : reason, bucket);
+		ids[nid++] = lab_frame(s, w, state, reason == -2 ? WALL_REASONS - 1 : reason, bucket,
+				       age);
 		w->goroutines++;
 		if (state == ST_RUNNING) {
 			memset(values, 0, s->nvalues * sizeof(values[0]));
@@ -847,12 +964,15 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 	pm_prof_add_comment(p, c);
 	free(c);
 	c = xasprintf("pmuprof record: --wall %u Hz: %" PRIu64 " snapshots, %" PRIu64
-		      " goroutine samples (%" PRIu64 " running: stack not read), %" PRIu64
+		      " goroutine samples (%" PRIu64 " running: stack not read, %" PRIu64
+		      " of them over their latest CPU sample's stack, %" PRIu64
+		      " over their start function where CPU samples were kept), %" PRIu64
 		      " stacks walked, %" PRIu64 " reused, %" PRIu64 " read again; dropped: %" PRIu64
 		      " changed while read, %" PRIu64 " moving, %" PRIu64
 		      " unreadable; %" PRIu64 " stacks cut; snapshot CPU %.3f ms average, %.3f ms "
 		      "most (%.1f ms more to set up), longest interval %.0f ms",
-		      w->hz, w->snapshots, w->goroutines, w->running, w->walked, w->reused,
+		      w->hz, w->snapshots, w->goroutines, w->running, w->running_cpu, w->cpu_none,
+		      w->walked, w->reused,
 		      w->retried, w->torn, w->moving, w->unreadable, w->cut,
 		      w->counted ? (double)w->cpu_ns / 1e6 / (double)w->counted : 0.0,
 		      (double)w->max_cpu_ns / 1e6, (double)w->setup_ns / 1e6,
@@ -916,6 +1036,11 @@ static size_t wall_stack_labels(struct session *s, const uint32_t *ids, size_t *
 		out[k].num = bucket_ns(lb->bucket);
 		out[k++].num_unit = "nanoseconds";
 	}
+	if (lb->age >= 0 && k < max) {
+		out[k].key = "cpu_sample_age_ms";
+		out[k].num = lb->age;
+		out[k++].num_unit = "milliseconds";
+	}
 	return k;
 }
 
@@ -944,12 +1069,17 @@ static void wall_end(struct session *s)
 		}
 		for (size_t k = 0; k < WALL_REASONS; k++)
 			free(w->procs[i].names[k]);
+		for (size_t k = 0; k < w->procs[i].ncpu; k++)
+			free(w->procs[i].cpu[k].ids);
+		free(w->procs[i].cpu);
+		pm_idtab_free(&w->procs[i].cpu_of);
 		free(w->procs[i].path);
 		free(w->procs[i].ent);
 	}
 	free(w->procs);
 	free(w->labs);
 	free(w->lab_idx);
+	free(w->age_idx);
 	free(w->gbuf);
 	free(w->gbuf2);
 	free(w->sbuf);

@@ -8,14 +8,30 @@
  * has not changed), goroutine id, pprof labels, creators, and the labels
  * state (running, runnable, waiting, syscall), wait_reason (the runtime's
  * own names, read from the binary) and parked (at least this long, ns).
- * A goroutine running at the snapshot has no stack read ("[running]" over
- * its start function); one that changed while read is dropped and counted.
+ * A goroutine running at the snapshot has no stack read: "[running]" over
+ * the stack of its latest CPU sample when the recording samples CPU (-e)
+ * and one was taken since the goroutine was last seen waiting (label
+ * cpu_sample_age_ms: how old), else over its start function.  One that
+ * changed while read is dropped and counted.
  */
 #ifndef PM_SRC_WALL_H
 #define PM_SRC_WALL_H
 
+#include <sys/types.h>
+
 #include "source.h"
 
+struct session;
+
 extern const struct pm_source pm_src_wall;
+
+/*
+ * src_cpu's hook: a CPU sample of @pid at @time (the events' clock), its
+ * user frames @ids[0..n) leaf first; kept, with the goroutine the sample
+ * found (pm_gor_last_g()), as that goroutine's latest.  Nothing without
+ * --wall.
+ */
+void pm_wall_cpu_sample(struct session *s, pid_t pid, uint64_t time, const uint32_t *ids,
+			size_t n);
 
 #endif

@@ -4,8 +4,10 @@
 #                       one a line, tab-separated: value, goroutine id, state,
 #                       wait reason ("-" when none), then the functions of its
 #                       stack, root first, ';'-separated (creator frames
-#                       included, as pprof names them), read with Go's own
-#                       pprof (go tool pprof -raw)
+#                       included, as pprof names them), then the label
+#                       cpu_sample_age_ms of a running goroutine's ("-"
+#                       when none), read with Go's own pprof (go tool
+#                       pprof -raw)
 #   wall_snaps FILE     the number of snapshots in the report FILE
 #   wall_dropped FILE   the reads dropped (changed while read + moving) in FILE
 
@@ -13,7 +15,7 @@ wall_samples() {
 	gotool tool pprof -raw "$1" 2>/dev/null | awk '
 		function flush() {
 			if (have && val > 0)
-				S[++ns] = val "\t" gid "\t" st "\t" wr "\t" locs
+				S[++ns] = val "\t" gid "\t" st "\t" wr "\t" locs "\t" age
 			have = 0
 		}
 		function lab(line, key,   m) {
@@ -33,13 +35,14 @@ wall_samples() {
 			k = split(h[1], v, " ")
 			val = v[col] + 0
 			locs = substr($0, index($0, ":") + 1)
-			gid = "-"; st = "-"; wr = "-"; have = 1
+			gid = "-"; st = "-"; wr = "-"; age = "-"; have = 1
 			next
 		}
 		part == 1 && have {
 			x = lab($0, "goroutine"); if (x != "") gid = x
 			x = lab($0, "state"); if (x != "") st = x
 			x = lab($0, "wait_reason"); if (x != "") wr = x
+			x = lab($0, "cpu_sample_age_ms"); if (x != "") { split(x, y, " "); age = y[1] }
 			next
 		}
 		part == 2 && /^ *[0-9]+: / {
@@ -56,7 +59,7 @@ wall_samples() {
 				k = split(a[5], ids, " ")
 				fr = ""
 				for (j = k; j >= 1; j--) if (ids[j] != "") fr = fr (fr == "" ? "" : ";") L[ids[j]]
-				printf "%s\t%s\t%s\t%s\t%s\n", a[1], a[2], a[3], a[4], fr
+				printf "%s\t%s\t%s\t%s\t%s\t%s\n", a[1], a[2], a[3], a[4], fr, a[6]
 			}
 		}'
 }

@@ -2,7 +2,8 @@
 // goroutine wall-clock profile (pmuprof record --wall).  Usage:
 //
 //	wallwait [-chan N] [-sleep N] [-mutex N] [-select N] [-wg N] [-net N]
-//	         [-pipe N] [-busy N] [-fresh N] [-pprof FILE] SECS
+//	         [-pipe N] [-busy N] [-spin N] [-spinwrap N] [-fresh N]
+//	         [-pprof FILE] SECS
 //	wallwait -leak N SECS
 //	wallwait -swing N SECS
 //	wallwait N M K SECS      (= -chan N -sleep M -mutex K -busy 1 SECS)
@@ -18,6 +19,10 @@
 //	                  (through Go's network poller, as net.Conn reads)
 //	main.pipeReader   read(2) on a blocking pipe nobody writes to (in a syscall)
 //	main.busy         spinning
+//	main.spinner      spinning in calls to main.spinStep (its start function
+//	                  is main.spinner, its CPU samples' leaf main.spinStep);
+//	                  with -spinwrap, called from a closure (the start
+//	                  function is the closure, a function of main.main)
 //	main.fresh        made but never run: with -fresh, main spins on the one
 //	                  P without a preemption point (run it with GOMAXPROCS=1
 //	                  GODEBUG=asyncpreemptoff=1), so that they stay runnable
@@ -34,7 +39,7 @@
 // It prints its truth: "goid FUNC ID" for each goroutine, "reason FUNC
 // REASON" with the state or wait reason the runtime itself gives each (its
 // own goroutine profile, debug=2), "ready MS" once every goroutine is parked
-// (MS after main began), then with -pprof its own goroutine profile written
+// (MS after main began), "goroutines N" then (runtime.NumGoroutine()), then with -pprof its own goroutine profile written
 // to FILE halfway through ("pprof MS" when), and exits after SECS seconds.
 package main
 
@@ -150,6 +155,24 @@ func busy() {
 }
 
 //go:noinline
+func spinStep(x uint64) uint64 {
+	for i := 0; i < 100000; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	return x
+}
+
+//go:noinline
+func spinner() {
+	ids <- fmt.Sprintf("goid spinner %d", goid())
+	x := uint64(1)
+	for {
+		x = spinStep(x)
+		sink = x
+	}
+}
+
+//go:noinline
 func fresh() {
 	sink++
 }
@@ -224,6 +247,8 @@ func main() {
 	nnet := flag.Int("net", 0, "goroutines reading a TCP connection on loopback")
 	npipe := flag.Int("pipe", 0, "goroutines in read(2) on a blocking pipe")
 	nbusy := flag.Int("busy", 0, "goroutines spinning")
+	nspin := flag.Int("spin", 0, "goroutines spinning in calls to main.spinStep")
+	nspinwrap := flag.Int("spinwrap", 0, "the same, main.spinner called from a closure")
 	nfresh := flag.Int("fresh", 0, "goroutines made and never run")
 	nleak := flag.Int("leak", 0, "goroutines leaked by two request paths, 70/30")
 	nswing := flag.Int("swing", 0, "goroutines made and let go over and over")
@@ -238,7 +263,7 @@ func main() {
 		args = args[3:]
 	}
 	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: wallwait [-chan N] [-sleep N] [-mutex N] [-select N] [-wg N] [-net N] [-pipe N] [-busy N] [-fresh N] [-pprof FILE] SECS")
+		fmt.Fprintln(os.Stderr, "usage: wallwait [-chan N] [-sleep N] [-mutex N] [-select N] [-wg N] [-net N] [-pipe N] [-busy N] [-spin N] [-spinwrap N] [-fresh N] [-pprof FILE] SECS")
 		os.Exit(2)
 	}
 	secs, err := strconv.ParseFloat(args[0], 64)
@@ -350,6 +375,13 @@ func main() {
 		go busy()
 	}
 	n += *nbusy
+	for i := 0; i < *nspin; i++ {
+		go spinner()
+	}
+	for i := 0; i < *nspinwrap; i++ {
+		go func() { spinner() }()
+	}
+	n += *nspin + *nspinwrap
 	for i := 0; i < n; i++ {
 		fmt.Println(<-ids)
 	}
@@ -366,6 +398,7 @@ func main() {
 		}
 	}
 	fmt.Printf("ready %d\n", time.Since(start).Milliseconds()+1)
+	fmt.Printf("goroutines %d\n", runtime.NumGoroutine())
 	half := time.Duration(secs * float64(time.Second) / 2)
 	time.Sleep(half)
 	if *prof != "" {
