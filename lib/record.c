@@ -196,6 +196,12 @@ static void drain(struct session *s, struct drain *d, bool last)
 		}
 		pm_ses_feed(s, hdr[best], &cur[best]);
 		have[best] = false;
+		/*
+		 * its room back now, not at the pass's end: a pass over a full
+		 * ring takes milliseconds of CPU, and a loaded machine stretches
+		 * them to tens while the target fills the rest (uprobes -c 1)
+		 */
+		pm_ring_release(d->rings[best]);
 		while ((h = pm_ring_next(d->rings[best]))) {
 			int rc = pm_rec_decode(h, &s->layout, &cur[best]);
 			if (rc == 0) {
