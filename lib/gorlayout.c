@@ -5,8 +5,10 @@
 #include "gorlayout.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -165,23 +167,22 @@ static int struct_members(Dwarf_Die *die, const char *const *names, uint32_t **o
 	return found;
 }
 
-int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_layout *out)
+/* What the DWARF walk found, before the version's part (pm_gor_layout_dwarf()). */
+struct dwarf_found {
+	bool have_g, have_m, have_buf;
+	uint32_t sched, buf_sp, buf_pc, buf_bp;
+	struct pm_gor_layout l;
+};
+
+static void dwarf_walk(Dwarf *dw, struct dwarf_found *f)
 {
-	Dwarf *dw;
-	Elf *elf;
 	Dwarf_Off off = 0, next;
 	size_t hsize;
-	int fd, rc = -ENOENT, guard = 0;
+	int guard = 0;
 	bool have_g = false, have_m = false, have_buf = false;
 	uint32_t sched = 0, buf_sp = UINT32_MAX, buf_pc = UINT32_MAX, buf_bp = UINT32_MAX;
 	struct pm_gor_layout l;
 
-	fd = pm_open_regular(path);
-	if (fd < 0)
-		return -ENOENT;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
 	memset(&l, 0, sizeof(l));
 	/* Go names each compile unit after its package: only "runtime" is walked */
 	while (dw && !(have_g && have_m && have_buf) && guard++ < 100000 &&
@@ -223,6 +224,95 @@ int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_lay
 		} while (!(have_g && have_m && have_buf) && dwarf_siblingof(&d, &d) == 0 &&
 			 ++k < 1000000);
 	}
+	f->have_g = have_g;
+	f->have_m = have_m;
+	f->have_buf = have_buf;
+	f->sched = sched;
+	f->buf_sp = buf_sp;
+	f->buf_pc = buf_pc;
+	f->buf_bp = buf_bp;
+	f->l = l;
+}
+
+/*
+ * The last binary walked, by identity: reading its DWARF (zlib-compressed
+ * sections, the runtime's compile unit) costs ~15 ms of CPU, which the
+ * first sample paid in the middle of the recording while the target filled
+ * the rings (a uprobe -c 1 burst: tests/go/burst).  pm_gor_layout_warm()
+ * pays it before the command starts.
+ */
+static struct {
+	bool valid, ok;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtim;
+	struct dwarf_found f;
+} last;
+
+static bool same_file(const struct stat *st)
+{
+	return last.valid && last.dev == st->st_dev && last.ino == st->st_ino &&
+	       last.size == st->st_size && last.mtim.tv_sec == st->st_mtim.tv_sec &&
+	       last.mtim.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* The walk of the file open at @fd, from the cache where it is the last one. */
+static bool found_of(int fd, struct dwarf_found *f)
+{
+	struct stat st;
+	Dwarf *dw;
+	Elf *elf;
+
+	if (fstat(fd, &st) == 0 && same_file(&st)) {
+		*f = last.f;
+		return last.ok;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	memset(f, 0, sizeof(*f));
+	if (dw)
+		dwarf_walk(dw, f);
+	if (dw)
+		dwarf_end(dw);
+	if (elf)
+		elf_end(elf);
+	if (fstat(fd, &st) == 0) {
+		last.valid = true;
+		last.ok = dw != NULL;
+		last.dev = st.st_dev;
+		last.ino = st.st_ino;
+		last.size = st.st_size;
+		last.mtim = st.st_mtim;
+		last.f = *f;
+	}
+	return dw != NULL;
+}
+
+int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_layout *out)
+{
+	struct dwarf_found f;
+	int fd, rc = -ENOENT;
+	bool have_g, have_m, have_buf;
+	uint32_t sched, buf_sp, buf_pc, buf_bp;
+	struct pm_gor_layout l;
+
+	fd = pm_open_regular(path);
+	if (fd < 0)
+		return -ENOENT;
+	if (!found_of(fd, &f)) {
+		close(fd);
+		return -ENOENT;
+	}
+	have_g = f.have_g;
+	have_m = f.have_m;
+	have_buf = f.have_buf;
+	sched = f.sched;
+	buf_sp = f.buf_sp;
+	buf_pc = f.buf_pc;
+	buf_bp = f.buf_bp;
+	l = f.l;
 	if (have_g && have_m && l.g_m && l.g_goid && l.g_gopc && l.g_status && l.m_procid &&
 	    l.m_curg) {
 		l.from_dwarf = true;
@@ -243,10 +333,44 @@ int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_lay
 			rc = 0;
 		}
 	}
-	if (dw)
-		dwarf_end(dw);
-	if (elf)
-		elf_end(elf);
 	close(fd);
 	return rc;
+}
+
+/* A section named @name in the ELF open at @elf. */
+static bool has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *nm = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+
+		if (nm && strcmp(nm, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+void pm_gor_layout_warm(const char *path)
+{
+	struct dwarf_found f;
+	bool go = false;
+	Elf *elf;
+	int fd = pm_open_regular(path);
+
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf)
+		go = has_section(elf, ".go.buildinfo") || has_section(elf, ".gopclntab");
+	if (elf)
+		elf_end(elf);
+	if (go) /* a C program's DWARF can be large, and has no runtime.g */
+		found_of(fd, &f);
+	close(fd);
 }

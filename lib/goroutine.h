@@ -81,6 +81,11 @@ int pm_gor_layout_version(const char *version, struct pm_gor_layout *out);
  * when there is no usable DWARF.
  */
 int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_layout *out);
+/*
+ * Read the DWARF of the Go binary at @path now (nothing for another file):
+ * the next pm_gor_layout_dwarf() of that same file is then cheap.
+ */
+void pm_gor_layout_warm(const char *path);
 
 /* Reads @len bytes of @pid at @addr; 0 when all were read. */
 typedef int (*pm_gor_read_fn)(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len);

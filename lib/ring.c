@@ -173,10 +173,15 @@ void pm_ring_unread(struct pm_ring *r, const struct perf_event_header *h)
 	r->tail -= h->size;
 }
 
+void pm_ring_release(struct pm_ring *r)
+{
+	__atomic_store_n(&r->ctl->data_tail, r->tail, __ATOMIC_RELEASE);
+}
+
 void pm_ring_consume(struct pm_ring *r)
 {
 	r->snapped = false;
-	__atomic_store_n(&r->ctl->data_tail, r->tail, __ATOMIC_RELEASE);
+	pm_ring_release(r);
 }
 
 size_t pm_ring_pending(const struct pm_ring *r)

@@ -39,6 +39,12 @@ void pm_ring_snapshot(struct pm_ring *r);
 /* Release what pm_ring_next() returned so far to the kernel (store data_tail). */
 void pm_ring_consume(struct pm_ring *r);
 /*
+ * The same within a batch (the snapshot stays): the room of the records
+ * already processed goes back to the kernel at once, not at the batch's
+ * end.  Only when no record pm_ring_next() returned is still in use.
+ */
+void pm_ring_release(struct pm_ring *r);
+/*
  * Give back @h, the record pm_ring_next() returned last: it stays in the
  * buffer, first of the next batch.
  */
