@@ -206,8 +206,7 @@ struct pm_gor {
 	struct gent *held, *htops;
 	size_t held_size, held_n, htops_size, htops_n;
 	uint64_t pass_end[HELD_PASSES];
-	bool noted;     /* this pass noted a goroutine on a g */
-	pid_t note_pid; /* ... of this process (the clock's read) */
+	bool noted; /* this pass noted a goroutine on a g */
 	/* one inspection's results */
 	struct pm_gor_label lab[PM_GOR_MAX_LABELS];
 	struct pm_gor_ancestor anc[PM_GOR_MAX_ANCESTORS];
