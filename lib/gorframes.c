@@ -1154,7 +1154,6 @@ static void held_note(struct pm_gor *g, pid_t pid, uint64_t gp, int64_t goid, ui
 	e->from = g->pass;                   /* ... with this stack */
 	e->goid = goid;
 	e->hi = hi;
-	g->noted = true;
 	if (good_ptr(hi) && (t = tab_slot(&g->htops, &g->htops_size, &g->htops_n,
 					  created_key(pid, hi), true)))
 		t->goid = (int64_t)gp;

@@ -198,15 +198,14 @@ struct pm_gor {
 	/*
 	 * Without the log, (pid, g) -> the goroutine read on it (goid, its
 	 * stack's hi) and the pass that first read it there (node); stack
-	 * tops (pid, hi) -> the g (goid field).  Each pass that read one ends
-	 * at pass_end[pass % HELD_PASSES] (the events' clock, taken when the
-	 * next pass begins): the g held it from then on, as long as a later
-	 * read finds it there.
+	 * tops (pid, hi) -> the g (goid field).  Each pass ends at
+	 * pass_end[pass % HELD_PASSES] (the events' clock, taken when the
+	 * next pass begins): a g held what a pass read on it from the pass's
+	 * end on, as long as a later read finds it there.
 	 */
 	struct gent *held, *htops;
 	size_t held_size, held_n, htops_size, htops_n;
 	uint64_t pass_end[HELD_PASSES];
-	bool noted; /* this pass noted a goroutine on a g */
 	/* one inspection's results */
 	struct pm_gor_label lab[PM_GOR_MAX_LABELS];
 	struct pm_gor_ancestor anc[PM_GOR_MAX_ANCESTORS];

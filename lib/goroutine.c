@@ -52,13 +52,12 @@ void pm_gor_pass(struct pm_gor *g)
 	if (!g)
 		return;
 	/*
-	 * the pass that noted goroutines on their g ended: when (goroutine-int.h).
-	 * Not through opts.read: a capture logs reads with a sample's records,
-	 * and a replay's passes fall elsewhere; there, nothing is known since
-	 * before a sample (UINT64_MAX), live with --raw as at replay.
+	 * the pass ended: when (goroutine-int.h).  Not through opts.read: a
+	 * capture logs reads with a sample's records, and a replay's passes
+	 * fall elsewhere; there, nothing is known since before a sample
+	 * (UINT64_MAX), live with --raw as at replay.
 	 */
-	g->pass_end[g->pass % HELD_PASSES] = g->noted && !g->o.read ? pm_now_ns() : UINT64_MAX;
-	g->noted = false;
+	g->pass_end[g->pass % HELD_PASSES] = g->o.read ? UINT64_MAX : pm_now_ns();
 	g->pass++;
 }
 
