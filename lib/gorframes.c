@@ -1125,14 +1125,19 @@ static int default_trusted(struct pm_gor *g, struct pm_maps *maps, pid_t pid,
 	return TRUST_SYS;
 }
 
-/* A goroutine sample whose goroutine is not known: "[goroutine unknown]", counted. */
+/*
+ * A goroutine sample whose goroutine is not known, counted: no goroutine
+ * label, and with creators the "[goroutine unknown]" frame where they go
+ * (without, the stack stays as Go's own profiles show it).
+ */
 static size_t unknown_tail(struct pm_gor *g, struct pm_stacks *st, uint32_t *ids, size_t n,
 			   size_t cap)
 {
 	g->st_dunknown++;
 	if (n + 2 > cap)
 		return n;
-	ids[n++] = marker_frame(g, st, 2);
+	if (g->o.creators)
+		ids[n++] = marker_frame(g, st, 2);
 	return append_chain_tag(st, ids, n, cap, NULL, 0, intern_tag(g, 0, NULL, 0) + 1);
 }
 
@@ -1234,11 +1239,19 @@ static size_t default_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_s
 			     const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap)
 {
 	int why = TRUST_STALE;
+	char rf[64];
 
 	if (rc == -ENOENT && !(g->unw_status & PM_UNW_SWITCHED))
 		return n; /* the scheduler, idle: no goroutine */
-	if (rc != 0 && rc != -ENOENT)
-		return n; /* nothing validates: not a goroutine's sample as far as known */
+	if (rc != 0 && rc != -ENOENT) {
+		/* nothing validates: unknown where the walk shows a goroutine's stack */
+		if (!(g->unw_status & PM_UNW_COMPLETE) || !npcs ||
+		    !outer_name(g, maps, pid, pcs[npcs - 1], rf, sizeof(rf)) ||
+		    strcmp(rf, "runtime.goexit") != 0)
+			return n;
+		g->st_dall++;
+		return unknown_tail(g, st, ids, n, cap);
+	}
 	g->st_dall++;
 	if (rc == 0) {
 		uint64_t since = held_since(g, pid, gi->g, gi->goid, 0);
@@ -1257,8 +1270,13 @@ static size_t default_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_s
 	g->st_droot += why == TRUST_ROOT;
 	g->st_dsys += why == TRUST_SYS;
 	g->st_stale += why == TRUST_STALE;
-	g->last_rc = -ESTALE;
-	g->last_sys = false;
+	/*
+	 * pm_gor_last(): a goroutine's own stack, its goroutine not known, as
+	 * before for one that left its thread; on the system stack, what the
+	 * inspection found (off-CPU samples judge m.curg by its own times)
+	 */
+	if (rc == 0 && !gi->on_system_stack)
+		g->last_rc = -ESTALE;
 	return unknown_tail(g, st, ids, n, cap);
 }
 

@@ -250,7 +250,7 @@ void pm_gor_creator_counts(const struct pm_gor *g, uint64_t *complete, uint64_t 
 
 /*
  * Without the creation probe: samples of goroutines, those whose goroutine
- * was not known ("[goroutine unknown]"), of which on the system stack
+ * was not known (no goroutine label; "[goroutine unknown]" with creators), of which on the system stack
  * without the sample's evidence that m.curg read later served it, and
  * whose walk started elsewhere than the g's goroutine did; and those on
  * the system stack whose goroutine was found by the stack it switched
