@@ -787,6 +787,16 @@ uint64_t pm_gor_late_creations(const struct pm_gor *g)
 	return g ? g->st_clate : 0;
 }
 
+void pm_gor_default_counts(const struct pm_gor *g, uint64_t *all, uint64_t *unknown,
+			   uint64_t *sys, uint64_t *root, uint64_t *bystack)
+{
+	*bystack = g ? g->st_dstack : 0;
+	*all = g ? g->st_dall : 0;
+	*unknown = g ? g->st_dunknown : 0;
+	*sys = g ? g->st_dsys : 0;
+	*root = g ? g->st_droot : 0;
+}
+
 void pm_gor_creator_counts(const struct pm_gor *g, uint64_t *complete, uint64_t *partial,
 			   uint64_t *unknown, uint64_t *gor_unknown, uint64_t *labels_unknown)
 {
@@ -1021,6 +1031,255 @@ static size_t unprobed_tail(struct pm_gor *g, struct pm_maps *maps, struct pm_st
 	return append_chain_tag(st, ids, n, cap, cids, nc, tagv);
 }
 
+/* The outermost function at return address @pc into @buf (@len), false when unknown. */
+static bool outer_name(struct pm_gor *g, struct pm_maps *maps, pid_t pid, uint64_t pc, char *buf,
+		       size_t len)
+{
+	const struct pm_map *m;
+	const char *f = outer_func_at(g, maps, pid, pc, &m);
+
+	if (!f)
+		return false;
+	snprintf(buf, len, "%s", f);
+	return true;
+}
+
+/*
+ * Did the walk start where the goroutine @gi started?  Its root (goexit's
+ * caller, or runtime.main for the main goroutine) against the function at
+ * g.startpc, read after the sample: another goroutine on the same g (or
+ * the m's next one) starts elsewhere.  1 the same, 0 another, -1 cannot
+ * tell (the walk did not reach a goroutine's bottom, no startpc, no
+ * symbols).  Cached by (the two root pcs, startpc).
+ */
+static int root_matches(struct pm_gor *g, struct pm_maps *maps, pid_t pid,
+			const struct pm_gor_info *gi, const uint64_t *pcs, size_t npcs)
+{
+	char rf[256], sf[256];
+	uint64_t last, prev, h;
+	struct rootck *c;
+
+	if (!(g->unw_status & PM_UNW_COMPLETE) || npcs < 2 || !gi->startpc)
+		return -1;
+	last = pcs[npcs - 1];
+	prev = pcs[npcs - 2];
+	if (!g->rootck)
+		g->rootck = xcalloc(ROOTCK_SLOTS, sizeof(*g->rootck));
+	h = mix(mix(mix(mix(0, (uint64_t)pid), last), prev), gi->startpc);
+	c = &g->rootck[h & (ROOTCK_SLOTS - 1)];
+	if (c->root == last && c->prev == prev && c->start == gi->startpc)
+		return c->same;
+	c->root = last;
+	c->prev = prev;
+	c->start = gi->startpc;
+	c->same = -1;
+	if (!outer_name(g, maps, pid, last, rf, sizeof(rf)))
+		return -1;
+	if (!strcmp(rf, "runtime.goexit")) {
+		if (npcs < 3 || !outer_name(g, maps, pid, prev, rf, sizeof(rf)))
+			return -1;
+	} else if (strcmp(rf, "runtime.main") != 0) {
+		return -1; /* mstart, rt0_go: a thread's own stack */
+	}
+	if (!outer_name(g, maps, pid, gi->startpc + 1, sf, sizeof(sf)))
+		return -1;
+	c->same = strcmp(rf, sf) == 0;
+	return c->same;
+}
+
+/*
+ * Without the creation log, the goroutine of a sample is what its g (or
+ * its m: m.curg) holds when read, after the sample: trusted only where
+ * the sample agrees.  On the system stack, m.curg served the sample only
+ * if the walk crossed to it through curg.sched with the kernel's
+ * callchain agreeing (PM_UNW_SWITCHED, not PM_UNW_MOVED_ON) and the BP
+ * where the sample switched off it (from the sample's copy) lies on its
+ * stack and is the one it saved there; where the switch kept no BP (a
+ * signal handler, the vDSO, 1.26's morestack), only a walk that reached
+ * the goroutine's start function, the one its g started at.  So for a
+ * goroutine that left its thread since, whose root the sample's copy did
+ * not reach (gi->root_only), unless its g held it before the sample
+ * (@since, held_since()); one whose root differs from the copy
+ * (gi->stale) only then.  Any sample whose walk starts elsewhere than its
+ * g did ran for another goroutine.
+ */
+enum { TRUST_OK, TRUST_ROOT, TRUST_STALE, TRUST_SYS };
+
+static int default_trusted(struct pm_gor *g, struct pm_maps *maps, pid_t pid,
+			   const struct pm_gor_info *gi, const uint64_t *pcs, size_t npcs,
+			   uint64_t since)
+{
+	int root = root_matches(g, maps, pid, gi, pcs, npcs);
+	uint64_t bp = g->switch_bp;
+
+	if (root == 0)
+		return TRUST_ROOT;
+	if ((gi->stale || (gi->root_only && root != 1)) && since > g->sample_time)
+		return TRUST_STALE;
+	if (!gi->on_system_stack)
+		return TRUST_OK;
+	if (bp ? (g->unw_status & PM_UNW_SWITCHED) && !(g->unw_status & PM_UNW_MOVED_ON) &&
+			 gi->stack_lo <= bp && bp < gi->stack_hi && bp == gi->sched_bp
+	       : root == 1)
+		return TRUST_OK;
+	return TRUST_SYS;
+}
+
+/*
+ * A goroutine sample whose goroutine is not known, counted: no goroutine
+ * label, and with creators the "[goroutine unknown]" frame where they go
+ * (without, the stack stays as Go's own profiles show it).
+ */
+static size_t unknown_tail(struct pm_gor *g, struct pm_stacks *st, uint32_t *ids, size_t n,
+			   size_t cap)
+{
+	g->st_dunknown++;
+	if (n + 2 > cap)
+		return n;
+	if (g->o.creators)
+		ids[n++] = marker_frame(g, st, 2);
+	return append_chain_tag(st, ids, n, cap, NULL, 0, intern_tag(g, 0, NULL, 0) + 1);
+}
+
+/*
+ * Without the log: @gp held @goid with the stack topped at @hi when read
+ * in this pass (goroutine-int.h).  A goroutine keeps its g for life and
+ * goids are never reused: a g read twice with the same goid held that
+ * goroutine all along in between.
+ */
+static void held_note(struct pm_gor *g, pid_t pid, uint64_t gp, int64_t goid, uint64_t hi)
+{
+	struct gent *e = tab_slot(&g->held, &g->held_size, &g->held_n, created_key(pid, gp), true);
+	struct gent *t;
+
+	if (e->goid == goid && e->hi == hi)
+		return;
+	if (e->goid != goid || !e->node)
+		e->node = (uint32_t)g->pass; /* the goroutine, first read there */
+	e->from = g->pass;                   /* ... with this stack */
+	e->goid = goid;
+	e->hi = hi;
+	if (good_ptr(hi) && (t = tab_slot(&g->htops, &g->htops_size, &g->htops_n,
+					  created_key(pid, hi), true)))
+		t->goid = (int64_t)gp;
+}
+
+/*
+ * Since when @gp has held @goid (and, @hi not 0, that stack) at the
+ * latest: the end of the pass that first read it there, or of any later
+ * one; UINT64_MAX when not known (not read before, or in this pass only).
+ */
+static uint64_t held_since(struct pm_gor *g, pid_t pid, uint64_t gp, int64_t goid, uint64_t hi)
+{
+	struct gent *e = tab_slot(&g->held, &g->held_size, &g->held_n, created_key(pid, gp), false);
+	uint64_t best = UINT64_MAX, first, p;
+
+	if (!e || e->goid != goid || (hi && e->hi != hi))
+		return UINT64_MAX;
+	first = hi && e->from > e->node ? e->from : e->node;
+	for (p = g->pass > HELD_PASSES ? g->pass - HELD_PASSES : 1; p < g->pass; p++)
+		if (p >= first && g->pass_end[p % HELD_PASSES] < best)
+			best = g->pass_end[p % HELD_PASSES];
+	return best;
+}
+
+/*
+ * A sample on the system stack whose m has moved on: the g whose stack
+ * held @bp (the BP where it switched off g0, on the goroutine's stack at
+ * the sample), found among the stacks read before (2 KiB aligned, up to
+ * 512 KiB) and taken only if it has held the same goroutine and that
+ * stack since before the sample.  Fills *gi from the g read now.
+ */
+static bool by_held_stack(struct pm_gor *g, struct gproc *p, pid_t pid, uint64_t bp,
+			  struct pm_gor_info *gi)
+{
+	const struct pm_gor_layout *l = &p->l;
+	uint8_t gb[G_READ_MAX];
+	uint64_t top = (bp | 2047) + 1;
+
+	if (!good_ptr(bp) || l->g_size > sizeof(gb))
+		return false;
+	for (unsigned j = 0; j < 256; j++, top += 2048) {
+		struct gent *t = tab_slot(&g->htops, &g->htops_size, &g->htops_n,
+					  created_key(pid, top), false);
+		uint64_t cand;
+		int64_t goid;
+
+		if (!t || pm_gor_read1(g, pid, (cand = (uint64_t)t->goid), gb, l->g_size))
+			continue;
+		goid = (int64_t)pm_le64(gb + l->g_goid);
+		if (!(pm_le64(gb) <= bp && bp < pm_le64(gb + 8) && pm_le64(gb + 8) == top))
+			continue;
+		if (goid <= 0 || held_since(g, pid, cand, goid, top) > g->sample_time)
+			return false;
+		memset(gi, 0, sizeof(*gi));
+		gi->g = cand;
+		gi->goid = goid;
+		gi->gopc = pm_le64(gb + l->g_gopc);
+		gi->startpc = l->g_startpc ? pm_le64(gb + l->g_startpc) : 0;
+		gi->parent_goid = l->g_parent_goid ? (int64_t)pm_le64(gb + l->g_parent_goid) : 0;
+		gi->dead = (pm_le32(gb + l->g_status) & ~0x1000u) == 6;
+		gi->stack_lo = pm_le64(gb);
+		gi->stack_hi = top;
+		g->labels_ptr = l->g_labels ? pm_le64(gb + l->g_labels) : 0;
+		g->anc_ptr = l->g_ancestors ? pm_le64(gb + l->g_ancestors) : 0;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A sample of a process without the creation probe (@rc, @gi: what the
+ * inspection found): its goroutine where the sample agrees
+ * (default_trusted), else the goroutine whose stack it switched from
+ * (by_held_stack), else "[goroutine unknown]".
+ */
+static size_t default_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
+			     struct gproc *p, pid_t pid, int rc, struct pm_gor_info *gi,
+			     const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap)
+{
+	int why = TRUST_STALE;
+	char rf[64];
+
+	if (rc == -ENOENT && !(g->unw_status & PM_UNW_SWITCHED))
+		return n; /* the scheduler, idle: no goroutine */
+	if (rc != 0 && rc != -ENOENT) {
+		/* nothing validates: unknown where the walk shows a goroutine's stack */
+		if (!(g->unw_status & PM_UNW_COMPLETE) || !npcs ||
+		    !outer_name(g, maps, pid, pcs[npcs - 1], rf, sizeof(rf)) ||
+		    strcmp(rf, "runtime.goexit") != 0)
+			return n;
+		g->st_dall++;
+		return unknown_tail(g, st, ids, n, cap);
+	}
+	g->st_dall++;
+	if (rc == 0) {
+		uint64_t since = held_since(g, pid, gi->g, gi->goid, 0);
+
+		why = default_trusted(g, maps, pid, gi, pcs, npcs, since);
+		held_note(g, pid, gi->g, gi->goid, gi->stack_hi);
+		if (why == TRUST_OK)
+			return unprobed_tail(g, maps, st, pid, &p->l, gi, ids, n, cap);
+	}
+	if ((rc != 0 || gi->on_system_stack) && by_held_stack(g, p, pid, g->switch_bp, gi) &&
+	    root_matches(g, maps, pid, gi, pcs, npcs) != 0) {
+		g->st_bystack++;
+		g->st_dstack++;
+		return unprobed_tail(g, maps, st, pid, &p->l, gi, ids, n, cap);
+	}
+	g->st_droot += why == TRUST_ROOT;
+	g->st_dsys += why == TRUST_SYS;
+	g->st_stale += why == TRUST_STALE;
+	/*
+	 * pm_gor_last(): a goroutine's own stack, its goroutine not known, as
+	 * before for one that left its thread; on the system stack, what the
+	 * inspection found (off-CPU samples judge m.curg by its own times)
+	 */
+	if (rc == 0 && !gi->on_system_stack)
+		g->last_rc = -ESTALE;
+	return unknown_tail(g, st, ids, n, cap);
+}
+
 static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 			 pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
 			 const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap)
@@ -1066,6 +1325,12 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	rc = pm_gor_inspect_g(g, pid, tid, r14, sp, stack, stack_len, &gi);
 	g->last_rc = rc;
 	g->last_sys = rc == 0 && gi.on_system_stack;
+	if (!g->probes) {
+		g->st_ok += rc == 0;
+		g->st_enoent += rc == -ENOENT;
+		g->st_einval += rc != 0 && rc != -ENOENT;
+		return default_sample(g, maps, st, p, pid, rc, &gi, pcs, npcs, ids, n, cap);
+	}
 	switch (rc) {
 	case 0:
 		g->st_ok++;
@@ -1076,7 +1341,7 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 		break;
 	case -ENOENT:
 		g->st_enoent++;
-		if (!g->probes || !(g->unw_status & PM_UNW_SWITCHED))
+		if (!(g->unw_status & PM_UNW_SWITCHED))
 			return n; /* the scheduler, idle: no goroutine */
 		/* a goroutine's stack, its m runs none now: "[goroutine unknown]" */
 		memset(&gi, 0, sizeof(gi));
@@ -1100,9 +1365,7 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 		}
 		return n;
 	}
-	if (g->probes)
-		return probed_sample(g, st, p, pid, &gi, ids, n, cap);
-	return unprobed_tail(g, maps, st, pid, &p->l, &gi, ids, n, cap);
+	return probed_sample(g, st, p, pid, &gi, ids, n, cap);
 }
 
 size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,

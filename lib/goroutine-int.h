@@ -27,6 +27,7 @@
 #define CREATED_PCS 64      /* return addresses kept of a creator's stack */
 #define RCACHE_SLOTS 64     /* reads kept for the rest of a drain pass, direct-mapped */
 #define RCACHE_MAX 1024     /* longest read kept (a runtime.g or runtime.m) */
+#define HELD_PASSES 64      /* drain passes whose end times are kept */
 
 /* ---- interning tables ---- */
 
@@ -122,6 +123,13 @@ struct cnode {
 	uint32_t flat;       /* the frames of opts.creators levels: chain index + 1 */
 };
 
+/* A root check's answer: does the walk's root lie in the function at g.startpc? */
+#define ROOTCK_SLOTS 1024
+struct rootck {
+	uint64_t root, prev, start; /* the walk's last two pcs, g.startpc */
+	int8_t same; /* 1 yes, 0 no, -1 cannot tell (no symbols) */
+};
+
 /* One read of the target, reusable until the pass ends (pm_gor_pass). */
 struct rentry {
 	uint64_t pass; /* 0 = empty */
@@ -186,6 +194,20 @@ struct pm_gor {
 	size_t ncnodes, capcnodes;
 	struct pm_hidx cnode_idx;
 	uint64_t st_created, st_chain[CH_NGOR], st_gunknown, st_lunknown, st_bystack, st_snap, st_clate;
+	/* without the log: goroutine samples, those whose goroutine was not known, why */
+	uint64_t st_dall, st_dunknown, st_dsys, st_droot, st_dstack;
+	struct rootck *rootck; /* (root pc, startpc) -> same function: ROOTCK_SLOTS */
+	/*
+	 * Without the log, (pid, g) -> the goroutine read on it (goid, its
+	 * stack's hi) and the pass that first read it there (node); stack
+	 * tops (pid, hi) -> the g (goid field).  Each pass ends at
+	 * pass_end[pass % HELD_PASSES] (the events' clock, taken when the
+	 * next pass begins): a g held what a pass read on it from the pass's
+	 * end on, as long as a later read finds it there.
+	 */
+	struct gent *held, *htops;
+	size_t held_size, held_n, htops_size, htops_n;
+	uint64_t pass_end[HELD_PASSES];
 	/* one inspection's results */
 	struct pm_gor_label lab[PM_GOR_MAX_LABELS];
 	struct pm_gor_ancestor anc[PM_GOR_MAX_ANCESTORS];

@@ -49,8 +49,16 @@ struct pm_gor *pm_gor_new(const struct pm_gor_opts *o)
 
 void pm_gor_pass(struct pm_gor *g)
 {
-	if (g)
-		g->pass++;
+	if (!g)
+		return;
+	/*
+	 * the pass ended: when (goroutine-int.h).  Not through opts.read: a
+	 * capture logs reads with a sample's records, and a replay's passes
+	 * fall elsewhere; there, nothing is known since before a sample
+	 * (UINT64_MAX), live with --raw as at replay.
+	 */
+	g->pass_end[g->pass % HELD_PASSES] = g->o.read ? UINT64_MAX : pm_now_ns();
+	g->pass++;
 }
 
 void pm_gor_free(struct pm_gor *g)
@@ -94,6 +102,9 @@ void pm_gor_free(struct pm_gor *g)
 	free(g->tops);
 	free(g->cnodes);
 	pm_hidx_free(&g->cnode_idx);
+	free(g->rootck);
+	free(g->held);
+	free(g->htops);
 	free(g);
 }
 
@@ -681,18 +692,20 @@ static size_t read_ancestors(struct pm_gor *g, pid_t pid, uint64_t ap, size_t ma
  * start function's frame with its closure and arguments) do not change
  * while it lives, and a new goroutine on a reused g writes its own.
  */
-static bool same_stack(struct pm_gor *g, pid_t pid, const uint8_t *gb, uint64_t sp,
-		       const uint8_t *stack, size_t stack_len)
+static int same_stack(struct pm_gor *g, pid_t pid, const uint8_t *gb, uint64_t sp,
+		      const uint8_t *stack, size_t stack_len)
 {
 	uint8_t cur[256];
 	uint64_t hi = pm_le64(gb + 8), from;
 
 	g->copy_used = true; /* what the copy holds to its root decides: a capture keeps it */
-	if (!stack || hi <= sp || hi - sp > stack_len)
-		return false; /* the copy does not reach the root frames: cannot tell */
+	if (!stack || hi <= sp)
+		return 0;
+	if (hi - sp > stack_len)
+		return -1; /* the copy does not reach the root frames: cannot tell */
 	from = hi - sp > sizeof(cur) ? hi - sizeof(cur) : sp;
 	if (read1(g, pid, from, cur, (size_t)(hi - from)))
-		return false;
+		return 0;
 	return memcmp(cur, stack + (from - sp), (size_t)(hi - from)) == 0;
 }
 
@@ -776,10 +789,16 @@ int pm_gor_inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint6
 		/* _Gidle: no goroutine's (a g0 whose m could not be read): nothing validates */
 		if (st == 0)
 			return -EINVAL;
-		/* with the creation log, who ran on R14 then is known: no check needed */
-		if (!g->probes && !same_stack(g, pid, gb, sp, stack, stack_len)) {
-			g->st_stale++;
-			return -ESTALE;
+		/*
+		 * with the creation log, who ran on R14 then is known: no check
+		 * needed; without, a copy that does not reach the root leaves it
+		 * to the walk's root (out->root_only)
+		 */
+		if (!g->probes) {
+			int same = same_stack(g, pid, gb, sp, stack, stack_len);
+
+			out->stale = same == 0;
+			out->root_only = same < 0;
 		}
 		g->st_late++;
 		late = true;
@@ -837,6 +856,9 @@ have:
 	out->on_system_stack = sys;
 	out->late = late;
 	out->dead = dead;
+	out->stack_lo = u64_at(ub, 0);
+	out->stack_hi = u64_at(ub, 8);
+	out->sched_bp = l->g_sched_bp ? u64_at(ub, l->g_sched_bp) : 0;
 	g->labels_ptr = l->g_labels ? u64_at(ub, l->g_labels) : 0;
 	g->anc_ptr = l->g_ancestors ? u64_at(ub, l->g_ancestors) : 0;
 	out->labels = g->lab;
@@ -849,6 +871,10 @@ int pm_gor_inspect(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint64_
 {
 	int rc = pm_gor_inspect_g(g, pid, tid, r14, sp, stack, stack_len, out);
 
+	if (rc == 0 && (out->stale || out->root_only)) {
+		g->st_stale++;
+		return -ESTALE; /* no walk here to confirm it */
+	}
 	if (rc == 0)
 		pm_gor_read_extras(g, pid, &pm_gor_proc_of(g, pid)->l, out);
 	return rc;

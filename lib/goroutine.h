@@ -116,6 +116,12 @@ struct pm_gor_info {
 	bool on_system_stack;  /* the sample ran on g0 or gsignal */
 	bool late;             /* read after it left its m; its stack still matched */
 	bool dead;             /* ... and it had exited (labels are cleared then) */
+	bool stale;            /* ... and its stack's root differs from the sample's copy:
+				* the goroutine it holds may be another */
+	bool root_only;        /* ... and the sample's copy did not reach its root: only a
+				* walk that starts where it started confirms it */
+	uint64_t stack_lo, stack_hi; /* its stack [lo, hi) when read */
+	uint64_t sched_bp;     /* g.sched.bp when read: its BP where it last switched */
 	size_t nlabels;
 	const struct pm_gor_label *labels;
 	size_t nancestors;     /* with GODEBUG=tracebackancestors */
@@ -156,7 +162,8 @@ int pm_gor_set_layout(struct pm_gor *g, pid_t pid, const struct pm_gor_layout *l
  * -ENOENT when no user goroutine runs (scheduler, idle, a non-Go thread),
  * -EINVAL when nothing validates, -ESTALE when the goroutine of R14 has
  * left its m since and its stack no longer matches @stack (the sample's
- * copy of [sp, sp + stack_len)), -ENOTSUP when the pid has no layout.
+ * copy of [sp, sp + stack_len), or the copy does not reach its root),
+ * -ENOTSUP when the pid has no layout.
  */
 int pm_gor_inspect(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint64_t sp,
 		   const uint8_t *stack, size_t stack_len, struct pm_gor_info *out);
@@ -250,6 +257,17 @@ void pm_gor_probed(struct pm_gor *g);
 uint64_t pm_gor_late_creations(const struct pm_gor *g);
 void pm_gor_creator_counts(const struct pm_gor *g, uint64_t *complete, uint64_t *partial,
 			   uint64_t *unknown, uint64_t *gor_unknown, uint64_t *labels_unknown);
+
+/*
+ * Without the creation probe: samples of goroutines, those whose goroutine
+ * was not known (no goroutine label; "[goroutine unknown]" with creators), of which on the system stack
+ * without the sample's evidence that m.curg read later served it, and
+ * whose walk started elsewhere than the g's goroutine did; and those on
+ * the system stack whose goroutine was found by the stack it switched
+ * from.
+ */
+void pm_gor_default_counts(const struct pm_gor *g, uint64_t *all, uint64_t *unknown,
+			   uint64_t *sys, uint64_t *root, uint64_t *bystack);
 
 /*
  * Wall snapshots (src_wall.c): goroutines read from the runtime's list

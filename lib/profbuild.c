@@ -95,6 +95,29 @@ static uint64_t hidden_loc(struct pm_profile *p, uint64_t mid, uint64_t full,
 	return n ? pm_prof_loc(p, mid, 0, keep, n) : 0;
 }
 
+
+/*
+ * Goroutine ids without the creation probe: read after the sample, kept
+ * only where the sample agrees; the rest are "[goroutine unknown]".
+ */
+static void gor_comment(struct session *s, struct pm_profile *p)
+{
+	uint64_t all, unk, sys, root, bystack;
+	char *c;
+
+	pm_gor_default_counts(s->gor, &all, &unk, &sys, &root, &bystack);
+	if (!all)
+		return;
+	c = xasprintf("goroutines: %" PRIu64 " samples of goroutines, %.1f %% with the goroutine "
+		      "unknown (%" PRIu64 "): %" PRIu64 " whose stack starts elsewhere than the "
+		      "goroutine its g holds, %" PRIu64 " on the system stack with no sign that the "
+		      "goroutine its thread ran when read ran at the sample, the rest read after "
+		      "their g or thread had moved on; %" PRIu64 " on the system stack found by "
+		      "the stack they switched from",
+		      all, 100.0 * (double)unk / (double)all, unk, root, sys, bystack);
+	pm_prof_add_comment(p, c);
+	free(c);
+}
 /* Symbolize every distinct frame once and build the pprof profile. */
 struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_t dur)
 {
@@ -138,6 +161,7 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 	c = xasprintf("stacks cut: %" PRIu64 " of %" PRIu64, s->res->cut, s->res->samples);
 	pm_prof_add_comment(p, c);
 	free(c);
+	gor_comment(s, p);
 	if (s->attach) {
 		c = xasprintf("attached: %" PRIu64 " threads, %" PRIu64 " events, %.1f ms",
 			      s->res->threads, s->res->events, s->res->attach_ms);

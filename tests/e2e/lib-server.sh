@@ -21,6 +21,11 @@
 #       false (with $why) when a profile is missing or empty
 #   check_distance NAME     pass when d_pm <= d_noise + 3, else fail
 #   check_default NAME      the same for d_user (record's default)
+#   check_goids NAME PID LOAD...
+#       3 s more of record's default with --all-frames under LOAD (a command, started
+#       first, that loads the server for 4 s): at least 100 samples with a goroutine id,
+#       at most 1 in 200 of them start elsewhere than their id's others, at most 20 %
+#       unknown by the profile's comment (issue 29; goid_roots in lib.sh)
 DIST=$top/scripts/pprof-distance.sh
 _bg=
 bg_pid() { _bg="$_bg $*"; }
@@ -84,5 +89,23 @@ check_distance() {
 		pass "$1-distance"
 	else
 		fail "$1-distance" "pmuprof vs runtime/pprof $d_pm pp > runtime/pprof's own noise $d_noise pp + 3"
+	fi
+}
+
+check_goids() {
+	_n=$1 _p=$2
+	shift 2
+	"$@" >/dev/null 2>&1 &
+	_l=$!
+	sleep 0.5
+	"$PMUPROF" record -q --all-frames -e cpu-clock -F 997 -p "$_p" --duration 3 -o "$T/$_n-ids.pb.gz" 2>"$T/$_n-ids.err"
+	wait $_l
+	set -- "$_n" $(goid_roots "$T/$_n-ids.pb.gz") $("$PMUPROF" report -i "$T/$_n-ids.pb.gz" 2>/dev/null |
+		sed -n 's/^# goroutines: \([0-9]*\) samples of goroutines, .* unknown (\([0-9]*\)).*/\1 \2/p')
+	echo "# $1: $2 samples with a goroutine id, $3 starting elsewhere than their id's others; ${7:-?} unknown of ${6:-?} samples of goroutines"
+	if [ "${2:-0}" -ge 100 ] && [ "$(($3 * 200))" -le "$2" ] && [ -n "${7:-}" ] && [ "$(($7 * 5))" -le "$6" ]; then
+		pass "$1-goids"
+	else
+		fail "$1-goids" "$3 of $2 samples start elsewhere than their goroutine id's others, ${7:-?} unknown of ${6:-?}: $(head -2 "$T/$1-ids.err" | tr '\n' '|')"
 	fi
 }

@@ -230,3 +230,36 @@ rec() {
 		sed 's/^/    /' "$T/$_r.err" | head -3
 	fi
 }
+
+# goid_roots PROFILE: "SAMPLES WRONG UNKNOWN NOLABEL" for the goroutine ids
+# of a profile recorded with --all-frames (goroutines keep runtime.goexit
+# at their root): SAMPLES labelled with a goroutine id whose stack reaches
+# its start function (goexit's caller; the root itself for the main
+# goroutine and the runtime's threads), WRONG of them starting at another
+# function than most samples of their id (a goroutine never runs two start
+# functions), UNKNOWN samples marked "[goroutine unknown]" (with
+# creators), NOLABEL samples on runtime.goexit without a goroutine id.
+goid_roots() {
+	gotool tool pprof -traces -sample_index=0 "$1" 2>/dev/null | awk '
+		function flush(  root) {
+			if (nf && fr[nf] == "[goroutine unknown]") unk += v
+			else if (gid == "" && nf && fr[nf] == "runtime.goexit") nol += v
+			else if (gid != "" && nf) {
+				root = fr[nf]
+				if (root == "runtime.goexit" && nf > 1) root = fr[nf - 1]
+				if (root !~ /^\[/) { c[gid SUBSEP root] += v; t[gid] += v; all += v }
+			}
+			nf = 0; gid = ""; v = 0
+		}
+		/^-+\+/ { flush(); next }
+		/^ *goroutine: / { gid = $2; next }
+		/^ *[a-z_]+: / { next }
+		nf == 0 && /^ *[0-9]/ { v = $1 + 0; sub(/^ *[0-9.]+[a-z]* +/, "") }
+		NF { sub(/^ +/, ""); sub(/ \(inline\)$/, ""); fr[++nf] = $0 }
+		END {
+			flush()
+			for (k in c) { split(k, a, SUBSEP); if (c[k] > best[a[1]]) best[a[1]] = c[k] }
+			for (id in t) wrong += t[id] - best[id]
+			printf "%d %d %d %d\n", all, wrong, unk, nol
+		}'
+}

@@ -36,6 +36,7 @@ for v in go126; do
 	if server_windows "$v-httpgz" $spid "$base" $secs; then
 		check_distance "$v-httpgz"
 		check_default "$v-httpgz"
+		check_goids "$v-httpgz" $spid wrk -t2 -c32 -d4s -H 'Accept-Encoding: gzip' "$base/page?kb=16"
 	else
 		fail "$v-httpgz-distance" "$why"
 	fi

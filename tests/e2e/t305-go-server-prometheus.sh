@@ -65,6 +65,7 @@ sleep 2
 if server_windows prometheus $spid "$base" $secs; then
 	check_distance prometheus
 	check_default prometheus
+	check_goids prometheus $spid wrk -t2 -c16 -d4s "$url"
 else
 	fail prometheus-distance "$why"
 fi
