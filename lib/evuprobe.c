@@ -238,9 +238,25 @@ static long go_func_named(const struct pm_go *go, const char *name)
 	return -1;
 }
 
-int pm_evt_uprobe_after_call(const char *path, const char *caller, const char *callee,
-			     struct pm_evt_spec *out, char *version, size_t vlen, char *err,
-			     size_t errlen)
+/*
+ * The probe's address for the CALL at @call in function @fi: the 5-byte NOP
+ * right before it where the compiler put one (aligning the call), else the
+ * CALL.  Neither is single-stepped (the kernel emulates both), and since
+ * Linux 6.18 a probe on that NOP becomes a call into the kernel, no trap.
+ */
+static uint64_t call_probe_site(struct pm_elf *e, const struct pm_go *go, long fi, uint64_t call)
+{
+	static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	const uint8_t *b = pm_elf_vaddr_bytes(e, call - 5, 5);
+
+	if (b && !memcmp(b, nop5, 5) && pm_go_find(go, call - 5) == fi)
+		return call - 5;
+	return call;
+}
+
+int pm_evt_uprobe_before_call(const char *path, const char *caller, const char *callee,
+			      struct pm_evt_spec *out, char *version, size_t vlen, char *err,
+			      size_t errlen)
 {
 	struct pm_elf *e = pm_elf_open(path);
 	struct pm_go *go = NULL;
@@ -281,7 +297,7 @@ int pm_evt_uprobe_after_call(const char *path, const char *caller, const char *c
 			continue;
 		memcpy(&rel, b + 1, 4);
 		if (pc + 5 + (uint64_t)(int64_t)rel == to) {
-			site = pc + 5;
+			site = pc;
 			hits++;
 		}
 	}
@@ -289,6 +305,7 @@ int pm_evt_uprobe_after_call(const char *path, const char *caller, const char *c
 		pm_seterr(err, errlen, "%s: %s has %u calls of %s, not one", path, caller, hits, callee);
 		goto out;
 	}
+	site = call_probe_site(e, go, fi, site);
 	off = vaddr_to_offset(e, site);
 	if (off < 0) {
 		pm_seterr(err, errlen, "%s: address 0x%llx is not in the file", path,

@@ -22,10 +22,11 @@ struct creation {
 };
 
 /*
- * One probe per Go binary, inside runtime.newproc.func1 right after
- * newproc1 returns (the closure newproc runs on the system stack):
+ * One probe per Go binary, inside runtime.newproc.func1 (the closure newproc
+ * runs on the system stack) at its call of runqput(pp, newg, next), after
+ * newproc1 made the goroutine:
  *
- *   g=%ax          the new g (newproc1's result)
+ *   g=%bx          the new g (runqput's second argument)
  *   goid           its goid, set by newproc1
  *   cg, cgoid      m.curg, the creating goroutine, and its goid (R14 is g0)
  *   hi             the new g's stack.hi (g.stack is at 0 in every version)
@@ -33,17 +34,25 @@ struct creation {
  * read by the kernel at the probe, so exact however late the record is
  * processed; the kernel's frame-pointer callchain there crosses
  * systemstack into the creating goroutine's stack at its go statement.  One
- * trap per goroutine created: the cheapest exact way found (two entry
+ * probe hit per goroutine created: the cheapest exact way found (two entry
  * probes, newproc and runqput, cost two traps, and runqput's fires at
- * every wakeup too).
+ * every wakeup too).  On the CALL or the 5-byte NOP the compiler puts right
+ * before it (every Go release so far), not on the instruction after
+ * newproc1's return as before: that one the kernel single-steps, a second
+ * trap per creation; the CALL it emulates, and a probe on that NOP it turns
+ * into a call, no trap at all (Linux 6.18+).  What a creation still costs
+ * is mostly the kernel's frame-pointer walk ending: it reads the frame at
+ * the goroutine's first frame's saved BP, 0, and takes a page fault there
+ * (~6 us on a VM: a walk stopped one frame earlier by sample_max_stack
+ * costs nothing); no walk length avoids it for every creator.
  */
 static int probe_for(const char *path, struct pm_evt_spec *sp, char *err, size_t errlen)
 {
 	char ver[64];
 	struct pm_gor_layout l;
 
-	if (pm_evt_uprobe_after_call(path, "runtime.newproc.func1", "runtime.newproc1", sp, ver,
-				     sizeof(ver), err, errlen) < 0)
+	if (pm_evt_uprobe_before_call(path, "runtime.newproc.func1", "runtime.runqput", sp, ver,
+				      sizeof(ver), err, errlen) < 0)
 		return -1;
 	if (pm_gor_layout_dwarf(path, ver, &l) != 0 && pm_gor_layout_version(ver, &l) != 0) {
 		snprintf(err, errlen, "Go version '%s' of %s is not known", ver, path);
@@ -54,8 +63,8 @@ static int probe_for(const char *path, struct pm_evt_spec *sp, char *err, size_t
 		return -1;
 	}
 	snprintf(sp->fetchargs, sizeof(sp->fetchargs),
-		 "g=%%ax:u64 goid=+%u(%%ax):s64 cg=+%u(+%u(%%r14)):u64 cgoid=+%u(+%u(+%u(%%r14))):s64 "
-		 "hi=+8(%%ax):u64",
+		 "g=%%bx:u64 goid=+%u(%%bx):s64 cg=+%u(+%u(%%r14)):u64 cgoid=+%u(+%u(+%u(%%r14))):s64 "
+		 "hi=+8(%%bx):u64",
 		 l.g_goid, l.m_curg, l.g_m, l.g_goid, l.m_curg, l.g_m);
 	sp->period = 1; /* every creation, whatever -F says */
 	sp->freq = 0;
