@@ -1234,6 +1234,18 @@ static bool by_held_stack(struct pm_gor *g, struct gproc *p, pid_t pid, uint64_t
  * (default_trusted), else the goroutine whose stack it switched from
  * (by_held_stack), else "[goroutine unknown]".
  */
+/* A goroutine the sample's evidence confirmed: its tail, and pm_gor_last_g() says it. */
+static size_t trusted_tail(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
+			   struct gproc *p, pid_t pid, struct pm_gor_info *gi, uint32_t *ids,
+			   size_t n, size_t cap)
+{
+	if (!gi->dead && gi->goid > 0) {
+		g->last_g = gi->g;
+		g->last_goid = gi->goid;
+	}
+	return unprobed_tail(g, maps, st, pid, &p->l, gi, ids, n, cap);
+}
+
 static size_t default_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 			     struct gproc *p, pid_t pid, int rc, struct pm_gor_info *gi,
 			     const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap)
@@ -1259,13 +1271,13 @@ static size_t default_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_s
 		why = default_trusted(g, maps, pid, gi, pcs, npcs, since);
 		held_note(g, pid, gi->g, gi->goid, gi->stack_hi);
 		if (why == TRUST_OK)
-			return unprobed_tail(g, maps, st, pid, &p->l, gi, ids, n, cap);
+			return trusted_tail(g, maps, st, p, pid, gi, ids, n, cap);
 	}
 	if ((rc != 0 || gi->on_system_stack) && by_held_stack(g, p, pid, g->switch_bp, gi) &&
 	    root_matches(g, maps, pid, gi, pcs, npcs) != 0) {
 		g->st_bystack++;
 		g->st_dstack++;
-		return unprobed_tail(g, maps, st, pid, &p->l, gi, ids, n, cap);
+		return trusted_tail(g, maps, st, p, pid, gi, ids, n, cap);
 	}
 	g->st_droot += why == TRUST_ROOT;
 	g->st_dsys += why == TRUST_SYS;
