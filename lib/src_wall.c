@@ -177,14 +177,13 @@ static bool name_at(const struct pm_elf *e, uint64_t ptr, uint64_t len, char *ou
  * every version from 1.19 on; the entries after them until one is not a
  * string (the numbering changes across versions, the names are read).
  */
-static bool read_names(struct wproc *w, const char *path)
+size_t pm_wall_reason_names(const struct pm_elf *e, char **names, size_t cap)
 {
-	struct pm_elf *e = path ? pm_elf_open(path) : NULL;
 	char nm[128];
 
-	if (!e)
-		return false;
-	for (size_t si = 0; si < pm_elf_nsegments(e) && !w->nnames; si++) {
+	if (cap < 3)
+		return 0;
+	for (size_t si = 0; si < pm_elf_nsegments(e); si++) {
 		const struct pm_elf_segment *sg = pm_elf_segment_at(e, si);
 		const uint8_t *b;
 
@@ -203,19 +202,28 @@ static bool read_names(struct wproc *w, const char *path)
 			    !name_at(e, pm_le64(b + o + 16), 7, nm, sizeof(nm)) ||
 			    strcmp(nm, "IO wait") != 0)
 				continue;
-			w->names[0] = xstrdup("");
-			for (k = 1; k < WALL_REASONS && o - 16 + 16 * k + 16 <= sg->filesz; k++) {
+			names[0] = xstrdup("");
+			for (k = 1; k < cap && o - 16 + 16 * k + 16 <= sg->filesz; k++) {
 				const uint8_t *h = b + o - 16 + 16 * k;
 				uint64_t len = pm_le64(h + 8);
 
 				if (!len || !name_at(e, pm_le64(h), len, nm, sizeof(nm)))
 					break;
-				w->names[k] = xstrdup(nm);
+				names[k] = xstrdup(nm);
 			}
-			w->nnames = k;
-			break;
+			return k;
 		}
 	}
+	return 0;
+}
+
+static bool read_names(struct wproc *w, const char *path)
+{
+	struct pm_elf *e = path ? pm_elf_open(path) : NULL;
+
+	if (!e)
+		return false;
+	w->nnames = pm_wall_reason_names(e, w->names, WALL_REASONS);
 	pm_elf_free(e);
 	return true;
 }

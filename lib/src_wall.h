@@ -34,4 +34,12 @@ extern const struct pm_source pm_src_wall;
 void pm_wall_cpu_sample(struct session *s, pid_t pid, uint64_t time, const uint32_t *ids,
 			size_t n);
 
+struct pm_elf;
+/*
+ * The runtime's names of its wait reasons in the Go binary @e
+ * (runtime.waitReasonStrings, found by its content): @names[0..n) made
+ * (the caller frees them), n at most @cap; 0 when not found.
+ */
+size_t pm_wall_reason_names(const struct pm_elf *e, char **names, size_t cap);
+
 #endif
