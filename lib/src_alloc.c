@@ -26,6 +26,7 @@
 #define RAW_RATE 40 /* ... and the rate of the moment, when its address is known */
 #define DEFAULT_RATE 524288 /* the runtime's MemProfileRate unless the program changes it */
 #define MAX_SIZE (1ULL << 40) /* bytes: larger is a bad read, not an object */
+#define MAX_SCALED 0x1p62     /* a scaled value at most (an int64 with room for sums) */
 
 /* s->kind[e] of its events: what add_events learnt of the binary */
 enum { KIND_OFF = 1, KIND_NO_RATE = 2 };
@@ -425,6 +426,16 @@ static size_t alloc_nvalues(const struct session *s)
 	return V_N;
 }
 
+/*
+ * A scaled value as an integer: a rate far past the size (a hostile
+ * capture's, or a program's absurd runtime.MemProfileRate) scales by
+ * 1 / (1 - exp(-tiny)), past any int64 up to infinity: bounded.
+ */
+static int64_t scaled(double x)
+{
+	return x < MAX_SCALED ? (int64_t)llround(x) : (int64_t)MAX_SCALED;
+}
+
 /* The runtime's own frames, hidden above the allocating function as runtime/pprof does. */
 static bool is_runtime(struct session *s, pid_t pid, uint64_t pc, bool ret)
 {
@@ -552,8 +563,8 @@ static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 	memset(values, 0, s->nvalues * sizeof(values[0]));
 	v[V_SAMPLES] = 1;
 	v[V_BYTES] = (int64_t)size;
-	v[V_MOBJ] = (int64_t)llround(1000.0 * scale);
-	v[V_SPACE] = (int64_t)llround((double)size * scale);
+	v[V_MOBJ] = scaled(1000.0 * scale);
+	v[V_SPACE] = scaled((double)size * scale);
 	pm_ses_walk(s, smp, &w);
 	n = w.n;
 	if (s->cap)
@@ -692,7 +703,7 @@ static void alloc_profile_stack(struct session *s, struct pm_profile *p, const u
 	if (!v[V_SAMPLES] || io < 0 || is < 0 || nt > PM_ARRAY_SIZE(val))
 		return;
 	memset(val, 0, sizeof(val));
-	val[io] = (v[V_MOBJ] + 500) / 1000;
+	val[io] = v[V_MOBJ] / 1000 + (v[V_MOBJ] % 1000 >= 500); /* rounded (a saturated sum too) */
 	val[is] = v[V_SPACE];
 	pm_prof_add(p, locs, n, val, lab, nlab);
 }

@@ -819,6 +819,15 @@ static uint32_t waiter_tag(struct locks *st, pid_t tid, uint64_t mutex)
 	return WAITER_TAG | (uint32_t)(st->npair - 1);
 }
 
+/*
+ * Nanoseconds weighed, as a value: a hostile capture's times make waits of
+ * up to 2^64 ns, past any int64 once weighed: bounded.
+ */
+static int64_t ns_value(double ns)
+{
+	return ns < 0x1p62 ? (int64_t)ns : (int64_t)1 << 62;
+}
+
 static void drop(struct locks *st, struct waiting *w)
 {
 	free(w->ids);
@@ -866,7 +875,7 @@ static void holder_sample(struct session *s, struct locks *st, const struct pm_r
 		wgt = p ? p->w[0] : 1;
 		n += wgt;
 		nw++;
-		ns += wgt * (double)(smp->time - from);
+		ns += wgt * (double)(smp->time > from ? smp->time - from : 0);
 		wt->charged = smp->time;
 	}
 	if (n <= 0) {
@@ -879,7 +888,7 @@ static void holder_sample(struct session *s, struct locks *st, const struct pm_r
 	st->hcarry += n / (double)nw; /* one release, weighing as its waiters on average */
 	v[V_HCOUNT] = (int64_t)floor(st->hcarry);
 	st->hcarry -= (double)v[V_HCOUNT];
-	v[V_HDELAY] = (int64_t)ns;
+	v[V_HDELAY] = ns_value(ns);
 	st->holders++;
 	pm_stacks_add_tagged(s->stacks, (uint32_t)smp->pid, waiter_tag(st, (pid_t)smp->tid, m),
 			     s->ids, k, values);
@@ -943,7 +952,7 @@ static void add_wait(struct session *s, struct locks *st, const struct waiting *
 	st->scaled += w;
 	v[V_COUNT] = (int64_t)floor(st->carry);
 	st->carry -= (double)v[V_COUNT];
-	v[V_DELAY] = (int64_t)((double)d->delay * w);
+	v[V_DELAY] = ns_value((double)d->delay * w);
 	st->samples++;
 	st->total_ns += d->delay;
 	pm_stacks_add_tagged(s->stacks, (uint32_t)d->pid, waiter_tag(st, d->tid, d->mutex), d->ids,

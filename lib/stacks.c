@@ -156,8 +156,10 @@ void pm_stacks_add_tagged(struct pm_stacks *s, uint32_t pid, uint32_t tid, const
 		if (st->hash == hash && st->n == n && st->pid == pid && st->tid == tid &&
 		    memcmp(s->arena + st->off, frames, n * sizeof(*frames)) == 0) {
 			int64_t *v = s->values + (size_t)(s->stab[h] - 1) * s->nvalues;
+			/* hostile values (a capture's) saturate instead of overflowing */
 			for (i = 0; i < s->nvalues; i++)
-				v[i] += values[i];
+				if (__builtin_add_overflow(v[i], values[i], &v[i]))
+					v[i] = values[i] < 0 ? INT64_MIN : INT64_MAX;
 			return;
 		}
 		h = (h + 1) & (s->stab_size - 1);
