@@ -110,6 +110,16 @@ if [ ! -x "$golden/go/shares" ] || ! cmp -s "$top/tests/go/shares/main.go" "$gsr
 	cp "$top/tests/go/shares/main.go" "$gsrc/main.go"
 	(cd "$gsrc" && GOCACHE="$golden/gocache" "$GO" build -o "$golden/go/shares" .)
 fi
+# fuzz-replay's seeds of --locks and --alloc (tests/fuzz/corpus/fuzz-replay/)
+# name these by path: built there the same way, so that they unwind and
+# symbolize for real
+for name in locks alloc; do
+	if [ ! -x "$golden/go/$name" ] || ! cmp -s "$top/tests/go/$name/main.go" "$golden/src/$name/main.go"; then
+		mkdir -p "$golden/src/$name" "$golden/go" "$golden/gocache"
+		cp "$top/tests/go/$name/main.go" "$golden/src/$name/main.go"
+		(cd "$golden/src/$name" && GOCACHE="$golden/gocache" "$GO" build -o "$golden/go/$name" .)
+	fi
+done
 
 # npm packages: versions pinned, scripts not run, nothing committed.
 if [ ! -f "$work/npm/.done-v2" ]; then

@@ -9,6 +9,8 @@
 # Output: one "PASS: fuzz/<target>" or "FAIL: fuzz/<target>" line per target.
 # tests/fuzz/<target>.flags, when present, holds more libFuzzer options for
 # that target (one line, e.g. -close_fd_mask=2).
+# FUZZ_TIMEOUT=SECONDS: libFuzzer's -timeout for one input (default 10; the
+# long background runs use 60, tests/fuzz/HOURS.md).
 # With FUZZ_LEDGER=FILE each run also appends one line to FILE: target,
 # start (UTC), seconds, executions, coverage, ok|crash (tab-separated).
 set -u
@@ -81,7 +83,7 @@ for src in tests/fuzz/fuzz-*.c; do
 	[ -f "tests/fuzz/$name.flags" ] && flags=$(head -1 "tests/fuzz/$name.flags")
 	t0=$(date +%s)
 	# shellcheck disable=SC2086
-	if "$bin" -max_total_time="$secs" -rss_limit_mb=1024 -timeout=10 -print_final_stats=1 \
+	if "$bin" -max_total_time="$secs" -rss_limit_mb=1024 -timeout="${FUZZ_TIMEOUT:-10}" -print_final_stats=1 \
 		-artifact_prefix="$O/$name-" $flags $dirs >"$O/$name.log" 2>&1; then
 		res=ok
 	else
