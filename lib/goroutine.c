@@ -427,24 +427,52 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 	 * them names the old array with the new length, whose end is other
 	 * memory.  The header is read again after the array, and the list
 	 * taken only when both reads agree (three tries).
+	 *
+	 * The header is the target's: a length over its capacity or
+	 * ALLGS_MAX is not believed (counted), the array read up to the
+	 * smallest of the three; and the list ends at its first entry that
+	 * cannot be a g (nil, unaligned, unreadable): the runtime never
+	 * leaves one there, so what follows it is not its list (counted).
 	 */
 	for (int tries = 0;; tries++) {
 		uint64_t again[3];
 
-		if (read1(g, pid, at, hdr, sizeof(hdr)) || !hdr[1] || hdr[1] > hdr[2] ||
-		    hdr[1] > ALLGS_MAX)
+		if (read1(g, pid, at, hdr, sizeof(hdr)) || !hdr[1] || !good_ptr(hdr[0]))
 			return -ENOENT;
-		len = (size_t)hdr[1];
+		len = (size_t)PM_MIN(PM_MIN(hdr[1], hdr[2]), (uint64_t)ALLGS_MAX);
 		b = xmalloc(len * 8);
-		if (read1(g, pid, hdr[0], b, len * 8)) {
-			free(b);
-			return -ENOENT;
+		/* in pages, up to the first entry not readable or not a g */
+		for (i = 0; i < len;) {
+			size_t k = PM_MIN(len - i, (size_t)512), j = i, end = i + k;
+
+			if (read1(g, pid, hdr[0] + 8 * i, b + 8 * i, k * 8) == 0)
+				j = end;
+			else
+				while (j < end && read1(g, pid, hdr[0] + 8 * j, b + 8 * j, 8) == 0)
+					j++;
+			while (i < j && good_ptr(pm_le64(b + 8 * i)))
+				i++;
+			if (i < end)
+				break;
 		}
+		len = i;
 		if (!read1(g, pid, at, again, sizeof(again)) && memcmp(again, hdr, sizeof(hdr)) == 0)
 			break;
 		free(b);
 		if (tries == 2)
 			return -EAGAIN;
+	}
+	for (i = 0; i < len && good_ptr(pm_le64(b + 8 * i)); i++)
+		;
+	if (i < hdr[1]) {
+		g->st_allgs_cut++;
+		if (hdr[1] - i > g->st_allgs_max_cut)
+			g->st_allgs_max_cut = hdr[1] - i;
+	}
+	len = i;
+	if (!len) {
+		free(b);
+		return -ENOENT;
 	}
 	*gs = xmalloc(len * sizeof(**gs));
 	for (i = 0; i < len; i++)
@@ -452,6 +480,12 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 	free(b);
 	*n = len;
 	return 0;
+}
+
+void pm_gor_allgs_cut(const struct pm_gor *g, uint64_t *times, uint64_t *most)
+{
+	*times = g->st_allgs_cut;
+	*most = g->st_allgs_max_cut;
 }
 
 static uint64_t u64_at(const uint8_t *b, uint32_t off)

@@ -274,8 +274,9 @@ void pm_gor_default_counts(const struct pm_gor *g, uint64_t *all, uint64_t *unkn
  * rather than met in a sample.  pm_gor_layout_of(): @pid's layout, found
  * from the first Go mapping among @pcs as for a sample (NULL when none;
  * *path, if given, the binary it came from).  pm_gor_all(): the g of every
- * goroutine the runtime made (runtime.allgs, dead ones too) in a new array;
- * -ENOENT when the list cannot be found or read.  pm_gor_frames_of():
+ * goroutine the runtime made (runtime.allgs, dead ones too) in a new array,
+ * up to its first entry that cannot be a g; -ENOENT when the list cannot be
+ * found or read.  pm_gor_frames_of():
  * append to @ids the creator frames and the tag frame (goid, labels) of
  * the goroutine on @gp whose runtime.g (the layout's g_size bytes) is
  * @gb, read at @time (the events' clock).
@@ -283,6 +284,12 @@ void pm_gor_default_counts(const struct pm_gor *g, uint64_t *all, uint64_t *unkn
 const struct pm_gor_layout *pm_gor_layout_of(struct pm_gor *g, struct pm_maps *maps, pid_t pid,
 					     const uint64_t *pcs, size_t npcs, const char **path);
 int pm_gor_all(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n);
+/*
+ * The times pm_gor_all() took less of runtime.allgs than its length said
+ * (a length over the capacity or the limit, 1 << 20; an entry that cannot
+ * be a g, and the rest after it), and the most entries it left out at once.
+ */
+void pm_gor_allgs_cut(const struct pm_gor *g, uint64_t *times, uint64_t *most);
 size_t pm_gor_frames_of(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 			uint64_t gp, const uint8_t *gb, uint64_t time, uint32_t *ids, size_t n,
 			size_t cap);

@@ -22,6 +22,7 @@
 #define WALL_STACK 4096       /* stack bytes read per goroutine walked (read on past it) */
 #define WALL_BUDGET 0.10      /* the share of one core snapshots may take */
 #define WALL_REASONS 256      /* g.waitreason is a uint8 */
+#define WALL_PREEMPTED WALL_REASONS /* a label's reason: preempted (no uint8 reads as it) */
 #define WALL_BUCKETS 22       /* parked: 0, then 1, 2, 5 x 10^k ms */
 #define WALL_BATCH 1024       /* iovecs per process_vm_readv (IOV_MAX) */
 #define WALL_CHUNK 16384      /* goroutines a snapshot works on at once */
@@ -115,6 +116,8 @@ struct wall {
 	/* counts, for the profile's comments */
 	uint64_t snapshots, goroutines, walked, reused, torn, retried, unreadable, cut, moving, running;
 	uint64_t running_cpu, cpu_samples, cpu_none;
+	uint64_t bad_reason;    /* goroutine samples whose wait reason is none of the runtime's */
+	uint64_t lists_unread, unread_ns; /* snapshots without runtime.allgs, the time they cover */
 	uint64_t cpu_ns, counted, max_cpu_ns, setup_ns, max_interval;
 	/* scratch, kept from one snapshot to the next (no fresh pages each time) */
 	uint8_t *gbuf, *gbuf2, *sbuf;
@@ -307,7 +310,7 @@ static int64_t bucket_ns(int b)
 static uint32_t lab_frame(struct session *s, struct wall *w, int state, int reason, int bucket,
 			  int age)
 {
-	size_t k = ((size_t)state * (WALL_REASONS + 1) + (size_t)(reason + 1)) * (WALL_BUCKETS + 1) +
+	size_t k = ((size_t)state * (WALL_REASONS + 2) + (size_t)(reason + 1)) * (WALL_BUCKETS + 1) +
 		   (size_t)(bucket + 1);
 	uint32_t *slot = &w->lab_idx[k];
 	struct pm_stack_frame f;
@@ -789,8 +792,13 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 					since = (uint64_t)ws;
 				bucket = bucket_of(now - since);
 			}
-			if (state == ST_WAITING)
+			if (state == ST_WAITING) {
 				reason = l->g_waitreason ? gb[l->g_waitreason] : -1;
+				/* none of the runtime's: "unknown (N)", counted, never another's name */
+				if (reason > 0 && p->nnames && ((size_t)reason >= p->nnames ||
+								!p->names[reason]))
+					w->bad_reason++;
+			}
 			if ((st & ~0x1000u) == 9)
 				reason = -2; /* preempted: named below */
 			/*
@@ -808,7 +816,7 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 		}
 		nid = pm_gor_frames_of(s->gor, s->maps, s->stacks, p->pid, gs[i], gb, now, ids, nid,
 				       PM_ARRAY_SIZE(ids) - 1);
-		ids[nid++] = lab_frame(s, w, state, reason == -2 ? WALL_REASONS - 1 : reason, bucket,
+		ids[nid++] = lab_frame(s, w, state, reason == -2 ? WALL_PREEMPTED : reason, bucket,
 				       age);
 		w->goroutines++;
 		if (state == ST_RUNNING) {
@@ -844,7 +852,16 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 	find_names(p);
 	pm_gor_pass(s->gor);
 	if (pm_gor_all(s->gor, p->pid, &gs, &n) != 0) {
+		/*
+		 * no goroutine known for this while: the time is counted as
+		 * not read, never added to the next snapshot's states
+		 */
 		w->unreadable++;
+		w->lists_unread++;
+		if (p->last && now > p->last)
+			w->unread_ns += now - p->last;
+		if (p->last)
+			p->last = now;
 		return;
 	}
 	/* the time since the last snapshot, whatever delayed this one: the wall time adds up */
@@ -926,7 +943,7 @@ static void wall_begin(struct session *s)
 		return;
 	w->hz = s->cfg->wall_hz;
 	w->interval = 1000000000ULL / w->hz;
-	w->lab_idx = xcalloc((size_t)ST_N * (WALL_REASONS + 1) * (WALL_BUCKETS + 1), sizeof(uint32_t));
+	w->lab_idx = xcalloc((size_t)ST_N * (WALL_REASONS + 2) * (WALL_BUCKETS + 1), sizeof(uint32_t));
 }
 
 static size_t wall_index_in(struct pm_profile *p)
@@ -953,6 +970,7 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 	struct wall *w = wall_of(s);
 	char *c;
 	double span = 0;
+	uint64_t cut, most;
 
 	if (!w->hz)
 		return;
@@ -979,6 +997,15 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 		      (double)w->max_interval / 1e6);
 	pm_prof_add_comment(p, c);
 	free(c);
+	pm_gor_allgs_cut(s->gor, &cut, &most);
+	c = xasprintf("pmuprof record: --wall unknown: %" PRIu64 " snapshots found no list of "
+		      "goroutines (runtime.allgs not readable), %.3f s in no sample; %" PRIu64
+		      " lists read short (a length past the capacity, the limit of %u or the "
+		      "first entry that cannot be a g), %" PRIu64 " entries left out at most; %" PRIu64
+		      " goroutine samples with a wait reason none of the runtime's (\"unknown (N)\")",
+		      w->lists_unread, (double)w->unread_ns / 1e9, cut, 1u << 20, most, w->bad_reason);
+	pm_prof_add_comment(p, c);
+	free(c);
 }
 
 static uint64_t wall_location(struct session *s, struct pm_profile *p, const struct pm_stack_frame *f)
@@ -997,7 +1024,7 @@ static uint64_t wall_location(struct session *s, struct pm_profile *p, const str
 static const char *reason_name(struct wall *w, struct session *s, int reason, char *buf, size_t cap)
 {
 	(void)s;
-	if (reason == WALL_REASONS - 1)
+	if (reason == WALL_PREEMPTED)
 		return "preempted";
 	/* the first process's names: one binary in practice */
 	if (w->nprocs && (size_t)reason < w->procs[0].nnames && w->procs[0].names[reason])
