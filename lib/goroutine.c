@@ -482,6 +482,12 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 	return 0;
 }
 
+void pm_gor_labels_cut(const struct pm_gor *g, uint64_t *sets, uint64_t *cut)
+{
+	*sets = g->st_labsets;
+	*cut = g->st_labcut;
+}
+
 void pm_gor_allgs_cut(const struct pm_gor *g, uint64_t *times, uint64_t *most)
 {
 	*times = g->st_allgs_cut;
@@ -553,6 +559,8 @@ static size_t fetch_labels(struct pm_gor *g, pid_t pid, const struct strref *sr,
 	size_t i, k = 0, out = 0;
 
 	for (i = 0; i < n; i++) {
+		if (sr[i].kl > MAX_KEY || sr[i].vl > MAX_VAL)
+			g->lab_cut = true; /* a prefix kept */
 		r[2 * i] = (struct rd){ sr[i].kp, kb[i], sr[i].kl < MAX_KEY ? sr[i].kl : MAX_KEY };
 		r[2 * i + 1] = (struct rd){ sr[i].vp, vb[i], sr[i].vl < MAX_VAL ? sr[i].vl : MAX_VAL };
 		k += 2;
@@ -592,7 +600,7 @@ static size_t bucket_slots(const uint8_t *b, struct strref *sr, size_t n, size_t
 		sr[n].vp = pm_le64(b + 136 + 16 * i);
 		sr[n].vl = pm_le64(b + 136 + 16 * i + 8);
 		if (sr[n].kl > 1 << 20 || sr[n].vl > 1 << 20)
-			continue;
+			continue; /* (counted by the caller: fewer than the map's count) */
 		n++;
 	}
 	return n;
@@ -645,6 +653,8 @@ static size_t labels_map(struct pm_gor *g, pid_t pid, uint64_t lp)
 			}
 		}
 	}
+	if ((uint64_t)pm_le64(hm) > n)
+		g->lab_cut = true; /* fewer than the map's count: cut */
 	return fetch_labels(g, pid, sr, n);
 }
 
@@ -662,8 +672,10 @@ static size_t labels_slice(struct pm_gor *g, pid_t pid, uint64_t lp)
 	len = pm_le64(hdr + 8);
 	if (!len || len > 1 << 20 || !good_ptr(ptr))
 		return 0;
-	if (len > PM_GOR_MAX_LABELS)
+	if (len > PM_GOR_MAX_LABELS) {
 		len = PM_GOR_MAX_LABELS;
+		g->lab_cut = true;
+	}
 	if (read1(g, pid, ptr, arr, (size_t)len * 32))
 		return 0;
 	for (i = 0; i < len; i++) {
@@ -671,8 +683,10 @@ static size_t labels_slice(struct pm_gor *g, pid_t pid, uint64_t lp)
 
 		sr[n] = (struct strref){ pm_le64(e), pm_le64(e + 8), pm_le64(e + 16),
 					 pm_le64(e + 24) };
-		if (sr[n].kl > 1 << 20 || sr[n].vl > 1 << 20)
+		if (sr[n].kl > 1 << 20 || sr[n].vl > 1 << 20) {
+			g->lab_cut = true;
 			continue;
+		}
 		n++;
 	}
 	return fetch_labels(g, pid, sr, n);
@@ -750,10 +764,13 @@ void pm_gor_read_extras(struct pm_gor *g, pid_t pid, const struct pm_gor_layout 
 	out->nlabels = 0;
 	out->nancestors = 0;
 	if (good_ptr(g->labels_ptr)) {
+		g->lab_cut = false;
 		if (l->labels == PM_GOR_LABELS_MAP)
 			out->nlabels = labels_map(g, pid, g->labels_ptr);
 		else if (l->labels == PM_GOR_LABELS_SLICE)
 			out->nlabels = labels_slice(g, pid, g->labels_ptr);
+		g->st_labsets++;
+		g->st_labcut += g->lab_cut;
 	}
 	out->labels = g->lab;
 	if (good_ptr(g->anc_ptr) && g->o.creators > 0)

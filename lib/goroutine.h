@@ -289,6 +289,12 @@ int pm_gor_all(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n);
  * (a length over the capacity or the limit, 1 << 20; an entry that cannot
  * be a g, and the rest after it), and the most entries it left out at once.
  */
+/*
+ * Label sets read, and those read cut: more than PM_GOR_MAX_LABELS labels
+ * (the first kept), a key over 128 or a value over 512 bytes (a prefix
+ * kept), a string over 1 MB (left out).
+ */
+void pm_gor_labels_cut(const struct pm_gor *g, uint64_t *sets, uint64_t *cut);
 void pm_gor_allgs_cut(const struct pm_gor *g, uint64_t *times, uint64_t *most);
 size_t pm_gor_frames_of(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 			uint64_t gp, const uint8_t *gb, uint64_t time, uint32_t *ids, size_t n,
