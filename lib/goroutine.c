@@ -343,8 +343,6 @@ int pm_gor_read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t l
 	return read1(g, pid, addr, buf, len);
 }
 
-#define ALLGS_MAX (1u << 20) /* goroutines listed at most */
-
 /*
  * runtime.allgs in a binary without its symbol (stripped): the slice
  * runtime.allgadd appends to.  Its code reads the slice's pointer, length
@@ -429,7 +427,7 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 	 * taken only when both reads agree (three tries).
 	 *
 	 * The header is the target's: a length over its capacity or
-	 * ALLGS_MAX is not believed (counted), the array read up to the
+	 * PM_GOR_ALLGS_MAX is not believed (counted), the array read up to the
 	 * smallest of the three; and the list ends at its first entry that
 	 * cannot be a g (nil, unaligned, unreadable): the runtime never
 	 * leaves one there, so what follows it is not its list (counted).
@@ -439,7 +437,7 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 
 		if (read1(g, pid, at, hdr, sizeof(hdr)) || !hdr[1] || !good_ptr(hdr[0]))
 			return -ENOENT;
-		len = (size_t)PM_MIN(PM_MIN(hdr[1], hdr[2]), (uint64_t)ALLGS_MAX);
+		len = (size_t)PM_MIN(PM_MIN(hdr[1], hdr[2]), (uint64_t)PM_GOR_ALLGS_MAX);
 		b = xmalloc(len * 8);
 		/* in pages, up to the first entry not readable or not a g */
 		for (i = 0; i < len;) {

@@ -117,6 +117,7 @@ struct wall {
 	uint64_t snapshots, goroutines, walked, reused, torn, retried, unreadable, cut, moving, running;
 	uint64_t running_cpu, cpu_samples, cpu_none;
 	uint64_t bad_reason;    /* goroutine samples whose wait reason is none of the runtime's */
+	uint64_t bad_bounds;    /* walks dropped: the g's stack bounds do not hold its sp, read twice */
 	uint64_t lists_unread, unread_ns; /* snapshots without runtime.allgs, the time they cover */
 	uint64_t cpu_ns, counted, max_cpu_ns, setup_ns, max_interval;
 	/* scratch, kept from one snapshot to the next (no fresh pages each time) */
@@ -672,8 +673,19 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 			size_t nf;
 			uint32_t ids[PM_REG_MAX_FRAMES + 1];
 
-			if (!sr[k].len || !sr[k].ok) {
-				w->torn++; /* its saved sp is not on its stack: changed while read */
+			if (!sr[k].len) {
+				/*
+				 * its saved sp is not within its stack bounds: the g read
+				 * again below tells a g that changed while read (torn)
+				 * from bounds that are wrong as they are (bad bounds)
+				 */
+				gr[k].addr = gs[walk[k]];
+				gr[k].buf = w->gbuf2 + k * gsz;
+				gr[k].len = gsz;
+				continue;
+			}
+			if (!sr[k].ok) {
+				w->torn++; /* its stack not readable where its g said: changed while read */
 				continue;
 			}
 			memset(&in, 0, sizeof(in));
@@ -711,6 +723,10 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 
 			if (!gr[k].len)
 				continue;
+			if (!sr[k].len && gr[k].ok && same_g(l, gb, gr[k].buf)) {
+				w->bad_bounds++; /* the same g twice: its bounds are wrong, not read */
+				continue;
+			}
 			if (!gr[k].ok || !same_g(l, gb, gr[k].buf)) {
 				int ns = gr[k].ok ? state_of((uint32_t)pm_le32(gr[k].buf + l->g_status)) : -1;
 
@@ -778,7 +794,7 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 			if (state != ST_RUNNABLE)
 				e->stopped = now;
 			if (!same_key(e, l, gs[i], gb) || !e->frames)
-				continue; /* torn (counted above) */
+				continue; /* torn or bad stack bounds (counted above) */
 			if (e->since != now)
 				w->reused++;
 			memcpy(ids, e->frames, e->nf * sizeof(*ids));
@@ -986,12 +1002,13 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 		      " of them over their latest CPU sample's stack, %" PRIu64
 		      " over their start function where CPU samples were kept), %" PRIu64
 		      " stacks walked, %" PRIu64 " reused, %" PRIu64 " read again; dropped: %" PRIu64
-		      " changed while read, %" PRIu64 " moving, %" PRIu64
+		      " changed while read, %" PRIu64
+		      " bad stack bounds (not holding the saved sp), %" PRIu64 " moving, %" PRIu64
 		      " unreadable; %" PRIu64 " stacks cut; snapshot CPU %.3f ms average, %.3f ms "
 		      "most (%.1f ms more to set up), longest interval %.0f ms",
 		      w->hz, w->snapshots, w->goroutines, w->running, w->running_cpu, w->cpu_none,
 		      w->walked, w->reused,
-		      w->retried, w->torn, w->moving, w->unreadable, w->cut,
+		      w->retried, w->torn, w->bad_bounds, w->moving, w->unreadable, w->cut,
 		      w->counted ? (double)w->cpu_ns / 1e6 / (double)w->counted : 0.0,
 		      (double)w->max_cpu_ns / 1e6, (double)w->setup_ns / 1e6,
 		      (double)w->max_interval / 1e6);
@@ -1003,7 +1020,8 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 		      " lists read short (a length past the capacity, the limit of %u or the "
 		      "first entry that cannot be a g), %" PRIu64 " entries left out at most; %" PRIu64
 		      " goroutine samples with a wait reason none of the runtime's (\"unknown (N)\")",
-		      w->lists_unread, (double)w->unread_ns / 1e9, cut, 1u << 20, most, w->bad_reason);
+		      w->lists_unread, (double)w->unread_ns / 1e9, cut, PM_GOR_ALLGS_MAX, most,
+		      w->bad_reason);
 	pm_prof_add_comment(p, c);
 	free(c);
 }
