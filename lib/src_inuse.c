@@ -455,7 +455,14 @@ static bool make_frames(struct session *s, struct iproc *p, struct bkt *b)
  * The new buckets, from the list's head to the one walked last; false on a
  * bad read.  The list is the target's: a record met again (one walked
  * before, or earlier in this walk) is a cycle, the list cut there (counted):
- * without it a cycle is walked MAX_BUCKETS times at every read.
+ * without it a cycle is walked MAX_BUCKETS times at every read.  A list of
+ * distinct records, as long as the target likes (fake ones, each well
+ * formed), is bounded by MAX_BUCKETS records and MAX_PCS PCs: the walk
+ * that meets either is a bad read, its records let go.  So one walk holds
+ * at most 2 * MAX_BUCKETS reads, MAX_BUCKETS records of 96 bytes (96 MB)
+ * with their idtab entries, and 8 * MAX_PCS bytes of PCs (128 MB), all
+ * freed at its end; the reads are spaced to take BUDGET of a core, so a
+ * failing walk repeated at every read costs no more CPU than that.
  */
 static bool walk_new(struct inuse *st, struct iproc *p, uint64_t head)
 {
