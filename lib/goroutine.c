@@ -482,14 +482,14 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 
 void pm_gor_labels_cut(const struct pm_gor *g, uint64_t *sets, uint64_t *cut)
 {
-	*sets = g->st_labsets;
-	*cut = g->st_labcut;
+	*sets = g ? g->st_labsets : 0;
+	*cut = g ? g->st_labcut : 0;
 }
 
 void pm_gor_allgs_cut(const struct pm_gor *g, uint64_t *times, uint64_t *most)
 {
-	*times = g->st_allgs_cut;
-	*most = g->st_allgs_max_cut;
+	*times = g ? g->st_allgs_cut : 0;
+	*most = g ? g->st_allgs_max_cut : 0;
 }
 
 static uint64_t u64_at(const uint8_t *b, uint32_t off)

@@ -289,6 +289,7 @@ int pm_gor_all(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n);
  * The times pm_gor_all() took less of runtime.allgs than its length said
  * (a length over the capacity or PM_GOR_ALLGS_MAX; an entry that cannot
  * be a g, and the rest after it), and the most entries it left out at once.
+ * This and pm_gor_labels_cut() say 0 for a NULL @g (a capture replayed).
  */
 void pm_gor_allgs_cut(const struct pm_gor *g, uint64_t *times, uint64_t *most);
 /*
