@@ -196,6 +196,11 @@ struct pm_gor {
 	uint64_t st_created, st_chain[CH_NGOR], st_gunknown, st_lunknown, st_bystack, st_snap, st_clate;
 	/* without the log: goroutine samples, those whose goroutine was not known, why */
 	uint64_t st_dall, st_dunknown, st_dsys, st_droot, st_dstack;
+	/* runtime.allgs read short: times, and the most entries left out at once */
+	uint64_t st_allgs_cut, st_allgs_max_cut;
+	/* label sets read, those read cut (labels past PM_GOR_MAX_LABELS, long strings) */
+	uint64_t st_labsets, st_labcut;
+	bool lab_cut; /* the label set being read */
 	struct rootck *rootck; /* (root pc, startpc) -> same function: ROOTCK_SLOTS */
 	/*
 	 * Without the log, (pid, g) -> the goroutine read on it (goid, its

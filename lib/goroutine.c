@@ -343,8 +343,6 @@ int pm_gor_read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t l
 	return read1(g, pid, addr, buf, len);
 }
 
-#define ALLGS_MAX (1u << 20) /* goroutines listed at most */
-
 /*
  * runtime.allgs in a binary without its symbol (stripped): the slice
  * runtime.allgadd appends to.  Its code reads the slice's pointer, length
@@ -427,24 +425,52 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 	 * them names the old array with the new length, whose end is other
 	 * memory.  The header is read again after the array, and the list
 	 * taken only when both reads agree (three tries).
+	 *
+	 * The header is the target's: a length over its capacity or
+	 * PM_GOR_ALLGS_MAX is not believed (counted), the array read up to the
+	 * smallest of the three; and the list ends at its first entry that
+	 * cannot be a g (nil, unaligned, unreadable): the runtime never
+	 * leaves one there, so what follows it is not its list (counted).
 	 */
 	for (int tries = 0;; tries++) {
 		uint64_t again[3];
 
-		if (read1(g, pid, at, hdr, sizeof(hdr)) || !hdr[1] || hdr[1] > hdr[2] ||
-		    hdr[1] > ALLGS_MAX)
+		if (read1(g, pid, at, hdr, sizeof(hdr)) || !hdr[1] || !good_ptr(hdr[0]))
 			return -ENOENT;
-		len = (size_t)hdr[1];
+		len = (size_t)PM_MIN(PM_MIN(hdr[1], hdr[2]), (uint64_t)PM_GOR_ALLGS_MAX);
 		b = xmalloc(len * 8);
-		if (read1(g, pid, hdr[0], b, len * 8)) {
-			free(b);
-			return -ENOENT;
+		/* in pages, up to the first entry not readable or not a g */
+		for (i = 0; i < len;) {
+			size_t k = PM_MIN(len - i, (size_t)512), j = i, end = i + k;
+
+			if (read1(g, pid, hdr[0] + 8 * i, b + 8 * i, k * 8) == 0)
+				j = end;
+			else
+				while (j < end && read1(g, pid, hdr[0] + 8 * j, b + 8 * j, 8) == 0)
+					j++;
+			while (i < j && good_ptr(pm_le64(b + 8 * i)))
+				i++;
+			if (i < end)
+				break;
 		}
+		len = i;
 		if (!read1(g, pid, at, again, sizeof(again)) && memcmp(again, hdr, sizeof(hdr)) == 0)
 			break;
 		free(b);
 		if (tries == 2)
 			return -EAGAIN;
+	}
+	for (i = 0; i < len && good_ptr(pm_le64(b + 8 * i)); i++)
+		;
+	if (i < hdr[1]) {
+		g->st_allgs_cut++;
+		if (hdr[1] - i > g->st_allgs_max_cut)
+			g->st_allgs_max_cut = hdr[1] - i;
+	}
+	len = i;
+	if (!len) {
+		free(b);
+		return -ENOENT;
 	}
 	*gs = xmalloc(len * sizeof(**gs));
 	for (i = 0; i < len; i++)
@@ -452,6 +478,18 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 	free(b);
 	*n = len;
 	return 0;
+}
+
+void pm_gor_labels_cut(const struct pm_gor *g, uint64_t *sets, uint64_t *cut)
+{
+	*sets = g ? g->st_labsets : 0;
+	*cut = g ? g->st_labcut : 0;
+}
+
+void pm_gor_allgs_cut(const struct pm_gor *g, uint64_t *times, uint64_t *most)
+{
+	*times = g ? g->st_allgs_cut : 0;
+	*most = g ? g->st_allgs_max_cut : 0;
 }
 
 static uint64_t u64_at(const uint8_t *b, uint32_t off)
@@ -519,6 +557,8 @@ static size_t fetch_labels(struct pm_gor *g, pid_t pid, const struct strref *sr,
 	size_t i, k = 0, out = 0;
 
 	for (i = 0; i < n; i++) {
+		if (sr[i].kl > MAX_KEY || sr[i].vl > MAX_VAL)
+			g->lab_cut = true; /* a prefix kept */
 		r[2 * i] = (struct rd){ sr[i].kp, kb[i], sr[i].kl < MAX_KEY ? sr[i].kl : MAX_KEY };
 		r[2 * i + 1] = (struct rd){ sr[i].vp, vb[i], sr[i].vl < MAX_VAL ? sr[i].vl : MAX_VAL };
 		k += 2;
@@ -558,7 +598,7 @@ static size_t bucket_slots(const uint8_t *b, struct strref *sr, size_t n, size_t
 		sr[n].vp = pm_le64(b + 136 + 16 * i);
 		sr[n].vl = pm_le64(b + 136 + 16 * i + 8);
 		if (sr[n].kl > 1 << 20 || sr[n].vl > 1 << 20)
-			continue;
+			continue; /* (counted by the caller: fewer than the map's count) */
 		n++;
 	}
 	return n;
@@ -611,6 +651,8 @@ static size_t labels_map(struct pm_gor *g, pid_t pid, uint64_t lp)
 			}
 		}
 	}
+	if ((uint64_t)pm_le64(hm) > n)
+		g->lab_cut = true; /* fewer than the map's count: cut */
 	return fetch_labels(g, pid, sr, n);
 }
 
@@ -628,8 +670,10 @@ static size_t labels_slice(struct pm_gor *g, pid_t pid, uint64_t lp)
 	len = pm_le64(hdr + 8);
 	if (!len || len > 1 << 20 || !good_ptr(ptr))
 		return 0;
-	if (len > PM_GOR_MAX_LABELS)
+	if (len > PM_GOR_MAX_LABELS) {
 		len = PM_GOR_MAX_LABELS;
+		g->lab_cut = true;
+	}
 	if (read1(g, pid, ptr, arr, (size_t)len * 32))
 		return 0;
 	for (i = 0; i < len; i++) {
@@ -637,8 +681,10 @@ static size_t labels_slice(struct pm_gor *g, pid_t pid, uint64_t lp)
 
 		sr[n] = (struct strref){ pm_le64(e), pm_le64(e + 8), pm_le64(e + 16),
 					 pm_le64(e + 24) };
-		if (sr[n].kl > 1 << 20 || sr[n].vl > 1 << 20)
+		if (sr[n].kl > 1 << 20 || sr[n].vl > 1 << 20) {
+			g->lab_cut = true;
 			continue;
+		}
 		n++;
 	}
 	return fetch_labels(g, pid, sr, n);
@@ -716,10 +762,13 @@ void pm_gor_read_extras(struct pm_gor *g, pid_t pid, const struct pm_gor_layout 
 	out->nlabels = 0;
 	out->nancestors = 0;
 	if (good_ptr(g->labels_ptr)) {
+		g->lab_cut = false;
 		if (l->labels == PM_GOR_LABELS_MAP)
 			out->nlabels = labels_map(g, pid, g->labels_ptr);
 		else if (l->labels == PM_GOR_LABELS_SLICE)
 			out->nlabels = labels_slice(g, pid, g->labels_ptr);
+		g->st_labsets++;
+		g->st_labcut += g->lab_cut;
 	}
 	out->labels = g->lab;
 	if (good_ptr(g->anc_ptr) && g->o.creators > 0)

@@ -50,6 +50,7 @@ struct pm_prof_label;
 #define PM_GOR_CREATORS_MARK " [creator]"
 #define PM_GOR_CREATORS_MAPPING "[creators]"
 #define PM_GOR_MAX_LABELS 16
+#define PM_GOR_ALLGS_MAX (1u << 20) /* entries of runtime.allgs read at most */
 #define PM_GOR_MAX_ANCESTORS 32
 #define PM_GOR_MAX_ANC_PCS 64
 
@@ -274,8 +275,9 @@ void pm_gor_default_counts(const struct pm_gor *g, uint64_t *all, uint64_t *unkn
  * rather than met in a sample.  pm_gor_layout_of(): @pid's layout, found
  * from the first Go mapping among @pcs as for a sample (NULL when none;
  * *path, if given, the binary it came from).  pm_gor_all(): the g of every
- * goroutine the runtime made (runtime.allgs, dead ones too) in a new array;
- * -ENOENT when the list cannot be found or read.  pm_gor_frames_of():
+ * goroutine the runtime made (runtime.allgs, dead ones too) in a new array,
+ * up to its first entry that cannot be a g; -ENOENT when the list cannot be
+ * found or read.  pm_gor_frames_of():
  * append to @ids the creator frames and the tag frame (goid, labels) of
  * the goroutine on @gp whose runtime.g (the layout's g_size bytes) is
  * @gb, read at @time (the events' clock).
@@ -283,6 +285,19 @@ void pm_gor_default_counts(const struct pm_gor *g, uint64_t *all, uint64_t *unkn
 const struct pm_gor_layout *pm_gor_layout_of(struct pm_gor *g, struct pm_maps *maps, pid_t pid,
 					     const uint64_t *pcs, size_t npcs, const char **path);
 int pm_gor_all(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n);
+/*
+ * The times pm_gor_all() took less of runtime.allgs than its length said
+ * (a length over the capacity or PM_GOR_ALLGS_MAX; an entry that cannot
+ * be a g, and the rest after it), and the most entries it left out at once.
+ * This and pm_gor_labels_cut() say 0 for a NULL @g (a capture replayed).
+ */
+void pm_gor_allgs_cut(const struct pm_gor *g, uint64_t *times, uint64_t *most);
+/*
+ * Label sets read, and those read cut: more than PM_GOR_MAX_LABELS labels
+ * (the first kept), a key over 128 or a value over 512 bytes (a prefix
+ * kept), a string over 1 MB (left out).
+ */
+void pm_gor_labels_cut(const struct pm_gor *g, uint64_t *sets, uint64_t *cut);
 size_t pm_gor_frames_of(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
 			uint64_t gp, const uint8_t *gb, uint64_t time, uint32_t *ids, size_t n,
 			size_t cap);

@@ -105,6 +105,15 @@ static void gor_comment(struct session *s, struct pm_profile *p)
 	uint64_t all, unk, sys, root, bystack;
 	char *c;
 
+	pm_gor_labels_cut(s->gor, &all, &unk);
+	if (unk) {
+		c = xasprintf("goroutines: %" PRIu64 " of %" PRIu64 " label sets read cut (over %d "
+			      "labels: the first kept; a key over 128 or a value over 512 bytes: its "
+			      "start kept; a string over 1 MB: left out)",
+			      unk, all, PM_GOR_MAX_LABELS);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
 	pm_gor_default_counts(s->gor, &all, &unk, &sys, &root, &bystack);
 	if (!all)
 		return;

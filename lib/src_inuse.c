@@ -19,6 +19,7 @@
 #include "attach.h"
 #include "elfimg.h"
 #include "gopclntab.h"
+#include "idtab.h"
 #include "maps.h"
 #include "profile.h"
 #include "session.h"
@@ -66,6 +67,7 @@ struct iproc {
 	uint64_t npcs;                        /* the PCs of its buckets, all together */
 	struct bkt *b;
 	size_t nb, cap;
+	struct pm_idtab seen;                 /* bucket address -> index in b: a list's cycle */
 	int64_t rate;
 	bool rate_known, clear, read_ok, final_ok;
 	uint64_t reads;
@@ -77,6 +79,7 @@ struct inuse {
 	size_t nprocs;
 	uint64_t next, interval;
 	uint64_t reads, failed, retried, dropped, restarted, walked, attributed, unattributed;
+	uint64_t cycles; /* walks that met a record already in the list: cut there */
 	uint64_t cpu_ns, max_ns;
 	uint64_t once_ns; /* of this read: setting up, frames named (not counted in the rate) */
 	uint8_t *buf, *buf2;
@@ -448,17 +451,35 @@ static bool make_frames(struct session *s, struct iproc *p, struct bkt *b)
 
 /* ---- reading the records ---- */
 
-/* The new buckets, from the list's head to the one walked last; false on a bad read. */
+/*
+ * The new buckets, from the list's head to the one walked last; false on a
+ * bad read.  The list is the target's: a record met again (one walked
+ * before, or earlier in this walk) is a cycle, the list cut there (counted):
+ * without it a cycle is walked MAX_BUCKETS times at every read.  A list of
+ * distinct records, as long as the target likes (fake ones, each well
+ * formed), is bounded by MAX_BUCKETS records and MAX_PCS PCs: the walk
+ * that meets either is a bad read, its records let go.  So one walk holds
+ * at most 2 * MAX_BUCKETS reads, MAX_BUCKETS records of 96 bytes (96 MB)
+ * with their idtab entries, and 8 * MAX_PCS bytes of PCs (128 MB), all
+ * freed at its end; the reads are spaced to take BUDGET of a core, so a
+ * failing walk repeated at every read costs no more CPU than that.
+ */
 static bool walk_new(struct inuse *st, struct iproc *p, uint64_t head)
 {
 	struct bkt *nw = NULL;
 	size_t nn = 0, cap = 0;
 	uint64_t a = head, npcs = p->npcs;
+	struct pm_idtab here = { 0 };
+	int32_t v;
 
 	while (a && a != p->head) {
 		uint64_t h[6];
 		struct bkt b;
 
+		if (pm_idtab_get(&p->seen, a, &v) || pm_idtab_get(&here, a, &v)) {
+			st->cycles++;
+			break;
+		}
 		if (p->nb + nn >= MAX_BUCKETS || (a & 7) || !readv1(p->pid, a, h, sizeof(h)))
 			goto bad;
 		/* {next, allnext, typ, hash, size, nstk} */
@@ -478,11 +499,15 @@ static bool walk_new(struct inuse *st, struct iproc *p, uint64_t head)
 		}
 		PM_GROW(nw, cap, nn + 1);
 		nw[nn++] = b;
+		pm_idtab_put(&here, a, (int32_t)nn);
 		a = h[1];
 	}
+	pm_idtab_free(&here);
 	if (nn) {
 		PM_GROW(p->b, p->cap, p->nb + nn);
 		memcpy(p->b + p->nb, nw, nn * sizeof(*nw));
+		for (size_t i = 0; i < nn; i++)
+			pm_idtab_put(&p->seen, nw[i].addr, (int32_t)(p->nb + i));
 		p->nb += nn;
 	}
 	p->npcs = npcs;
@@ -491,6 +516,7 @@ static bool walk_new(struct inuse *st, struct iproc *p, uint64_t head)
 	free(nw);
 	return true;
 bad:
+	pm_idtab_free(&here);
 	for (size_t i = 0; i < nn; i++)
 		free(nw[i].stk);
 	free(nw);
@@ -851,9 +877,11 @@ static void inuse_profile_tail(struct session *s, struct pm_profile *p)
 		free(c);
 	}
 	c = xasprintf("inuse: %" PRIu64 " reads (%" PRIu64 " failed, %" PRIu64
-		      " started again as a GC cycle ended), %" PRIu64 " records read again, %" PRIu64
+		      " started again as a GC cycle ended, %" PRIu64
+		      " found the records' list a cycle: cut where it met itself), %" PRIu64
+		      " records read again, %" PRIu64
 		      " dropped (changed on every read); %.1f ms of CPU, at most %.1f ms a read",
-		      st->reads, st->failed, st->restarted, st->retried, st->dropped,
+		      st->reads, st->failed, st->restarted, st->cycles, st->retried, st->dropped,
 		      (double)st->cpu_ns / 1e6, (double)st->max_ns / 1e6);
 	pm_prof_add_comment(p, c);
 	free(c);
@@ -923,6 +951,7 @@ static void inuse_end(struct session *s)
 			free(st->procs[i].b[k].ids);
 		}
 		free(st->procs[i].b);
+		pm_idtab_free(&st->procs[i].seen);
 		free(st->procs[i].path);
 	}
 	free(st->procs);

@@ -22,6 +22,7 @@
 #define WALL_STACK 4096       /* stack bytes read per goroutine walked (read on past it) */
 #define WALL_BUDGET 0.10      /* the share of one core snapshots may take */
 #define WALL_REASONS 256      /* g.waitreason is a uint8 */
+#define WALL_PREEMPTED WALL_REASONS /* a label's reason: preempted (no uint8 reads as it) */
 #define WALL_BUCKETS 22       /* parked: 0, then 1, 2, 5 x 10^k ms */
 #define WALL_BATCH 1024       /* iovecs per process_vm_readv (IOV_MAX) */
 #define WALL_CHUNK 16384      /* goroutines a snapshot works on at once */
@@ -115,6 +116,9 @@ struct wall {
 	/* counts, for the profile's comments */
 	uint64_t snapshots, goroutines, walked, reused, torn, retried, unreadable, cut, moving, running;
 	uint64_t running_cpu, cpu_samples, cpu_none;
+	uint64_t bad_reason;    /* goroutine samples whose wait reason is none of the runtime's */
+	uint64_t bad_bounds;    /* walks dropped: the g's stack bounds do not hold its sp, read twice */
+	uint64_t lists_unread, unread_ns; /* snapshots without runtime.allgs, the time they cover */
 	uint64_t cpu_ns, counted, max_cpu_ns, setup_ns, max_interval;
 	/* scratch, kept from one snapshot to the next (no fresh pages each time) */
 	uint8_t *gbuf, *gbuf2, *sbuf;
@@ -315,7 +319,7 @@ static int64_t bucket_ns(int b)
 static uint32_t lab_frame(struct session *s, struct wall *w, int state, int reason, int bucket,
 			  int age)
 {
-	size_t k = ((size_t)state * (WALL_REASONS + 1) + (size_t)(reason + 1)) * (WALL_BUCKETS + 1) +
+	size_t k = ((size_t)state * (WALL_REASONS + 2) + (size_t)(reason + 1)) * (WALL_BUCKETS + 1) +
 		   (size_t)(bucket + 1);
 	uint32_t *slot = &w->lab_idx[k];
 	struct pm_stack_frame f;
@@ -677,8 +681,19 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 			size_t nf;
 			uint32_t ids[PM_REG_MAX_FRAMES + 1];
 
-			if (!sr[k].len || !sr[k].ok) {
-				w->torn++; /* its saved sp is not on its stack: changed while read */
+			if (!sr[k].len) {
+				/*
+				 * its saved sp is not within its stack bounds: the g read
+				 * again below tells a g that changed while read (torn)
+				 * from bounds that are wrong as they are (bad bounds)
+				 */
+				gr[k].addr = gs[walk[k]];
+				gr[k].buf = w->gbuf2 + k * gsz;
+				gr[k].len = gsz;
+				continue;
+			}
+			if (!sr[k].ok) {
+				w->torn++; /* its stack not readable where its g said: changed while read */
 				continue;
 			}
 			memset(&in, 0, sizeof(in));
@@ -716,6 +731,10 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 
 			if (!gr[k].len)
 				continue;
+			if (!sr[k].len && gr[k].ok && same_g(l, gb, gr[k].buf)) {
+				w->bad_bounds++; /* the same g twice: its bounds are wrong, not read */
+				continue;
+			}
 			if (!gr[k].ok || !same_g(l, gb, gr[k].buf)) {
 				int ns = gr[k].ok ? state_of((uint32_t)pm_le32(gr[k].buf + l->g_status)) : -1;
 
@@ -783,7 +802,7 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 			if (state != ST_RUNNABLE)
 				e->stopped = now;
 			if (!same_key(e, l, gs[i], gb) || !e->frames)
-				continue; /* torn (counted above) */
+				continue; /* torn or bad stack bounds (counted above) */
 			if (e->since != now)
 				w->reused++;
 			memcpy(ids, e->frames, e->nf * sizeof(*ids));
@@ -797,8 +816,13 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 					since = (uint64_t)ws;
 				bucket = bucket_of(now - since);
 			}
-			if (state == ST_WAITING)
+			if (state == ST_WAITING) {
 				reason = l->g_waitreason ? gb[l->g_waitreason] : -1;
+				/* none of the runtime's: "unknown (N)", counted, never another's name */
+				if (reason > 0 && p->nnames && ((size_t)reason >= p->nnames ||
+								!p->names[reason]))
+					w->bad_reason++;
+			}
 			if ((st & ~0x1000u) == 9)
 				reason = -2; /* preempted: named below */
 			/*
@@ -816,7 +840,7 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 		}
 		nid = pm_gor_frames_of(s->gor, s->maps, s->stacks, p->pid, gs[i], gb, now, ids, nid,
 				       PM_ARRAY_SIZE(ids) - 1);
-		ids[nid++] = lab_frame(s, w, state, reason == -2 ? WALL_REASONS - 1 : reason, bucket,
+		ids[nid++] = lab_frame(s, w, state, reason == -2 ? WALL_PREEMPTED : reason, bucket,
 				       age);
 		w->goroutines++;
 		if (state == ST_RUNNING) {
@@ -852,7 +876,16 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 	find_names(p);
 	pm_gor_pass(s->gor);
 	if (pm_gor_all(s->gor, p->pid, &gs, &n) != 0) {
+		/*
+		 * no goroutine known for this while: the time is counted as
+		 * not read, never added to the next snapshot's states
+		 */
 		w->unreadable++;
+		w->lists_unread++;
+		if (p->last && now > p->last)
+			w->unread_ns += now - p->last;
+		if (p->last)
+			p->last = now;
 		return;
 	}
 	/* the time since the last snapshot, whatever delayed this one: the wall time adds up */
@@ -934,7 +967,7 @@ static void wall_begin(struct session *s)
 		return;
 	w->hz = s->cfg->wall_hz;
 	w->interval = 1000000000ULL / w->hz;
-	w->lab_idx = xcalloc((size_t)ST_N * (WALL_REASONS + 1) * (WALL_BUCKETS + 1), sizeof(uint32_t));
+	w->lab_idx = xcalloc((size_t)ST_N * (WALL_REASONS + 2) * (WALL_BUCKETS + 1), sizeof(uint32_t));
 }
 
 static size_t wall_index_in(struct pm_profile *p)
@@ -961,6 +994,7 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 	struct wall *w = wall_of(s);
 	char *c;
 	double span = 0;
+	uint64_t cut, most;
 
 	if (!w->hz)
 		return;
@@ -976,15 +1010,26 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 		      " of them over their latest CPU sample's stack, %" PRIu64
 		      " over their start function where CPU samples were kept), %" PRIu64
 		      " stacks walked, %" PRIu64 " reused, %" PRIu64 " read again; dropped: %" PRIu64
-		      " changed while read, %" PRIu64 " moving, %" PRIu64
+		      " changed while read, %" PRIu64
+		      " bad stack bounds (not holding the saved sp), %" PRIu64 " moving, %" PRIu64
 		      " unreadable; %" PRIu64 " stacks cut; snapshot CPU %.3f ms average, %.3f ms "
 		      "most (%.1f ms more to set up), longest interval %.0f ms",
 		      w->hz, w->snapshots, w->goroutines, w->running, w->running_cpu, w->cpu_none,
 		      w->walked, w->reused,
-		      w->retried, w->torn, w->moving, w->unreadable, w->cut,
+		      w->retried, w->torn, w->bad_bounds, w->moving, w->unreadable, w->cut,
 		      w->counted ? (double)w->cpu_ns / 1e6 / (double)w->counted : 0.0,
 		      (double)w->max_cpu_ns / 1e6, (double)w->setup_ns / 1e6,
 		      (double)w->max_interval / 1e6);
+	pm_prof_add_comment(p, c);
+	free(c);
+	pm_gor_allgs_cut(s->gor, &cut, &most);
+	c = xasprintf("pmuprof record: --wall unknown: %" PRIu64 " snapshots found no list of "
+		      "goroutines (runtime.allgs not readable), %.3f s in no sample; %" PRIu64
+		      " lists read short (a length past the capacity, the limit of %u or the "
+		      "first entry that cannot be a g), %" PRIu64 " entries left out at most; %" PRIu64
+		      " goroutine samples with a wait reason none of the runtime's (\"unknown (N)\")",
+		      w->lists_unread, (double)w->unread_ns / 1e9, cut, PM_GOR_ALLGS_MAX, most,
+		      w->bad_reason);
 	pm_prof_add_comment(p, c);
 	free(c);
 }
@@ -1005,7 +1050,7 @@ static uint64_t wall_location(struct session *s, struct pm_profile *p, const str
 static const char *reason_name(struct wall *w, struct session *s, int reason, char *buf, size_t cap)
 {
 	(void)s;
-	if (reason == WALL_REASONS - 1)
+	if (reason == WALL_PREEMPTED)
 		return "preempted";
 	/* the first process's names: one binary in practice */
 	if (w->nprocs && (size_t)reason < w->procs[0].nnames && w->procs[0].names[reason])

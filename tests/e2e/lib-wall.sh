@@ -9,7 +9,8 @@
 #                       when none), read with Go's own pprof (go tool
 #                       pprof -raw)
 #   wall_snaps FILE     the number of snapshots in the report FILE
-#   wall_dropped FILE   the reads dropped (changed while read + moving) in FILE
+#   wall_dropped FILE   the reads dropped (changed while read + bad stack bounds
+#                       + moving) in FILE
 
 wall_samples() {
 	gotool tool pprof -raw "$1" 2>/dev/null | awk '
@@ -66,6 +67,6 @@ wall_samples() {
 
 wall_snaps() { sed -n 's/.*--wall [0-9]* Hz: \([0-9]*\) snapshots.*/\1/p' "$1"; }
 wall_dropped() {
-	sed -n 's/.*dropped: \([0-9]*\) changed while read, \([0-9]*\) moving.*/\1 \2/p' "$1" |
-		awk '{ print $1 + $2 }'
+	sed -n 's/.*dropped: \([0-9]*\) changed while read, \([0-9]*\) bad stack bounds ([^)]*), \([0-9]*\) moving.*/\1 \2 \3/p' "$1" |
+		awk '{ print $1 + $2 + $3 }'
 }
