@@ -110,6 +110,13 @@ if [ ! -x "$golden/go/shares" ] || ! cmp -s "$top/tests/go/shares/main.go" "$gsr
 	cp "$top/tests/go/shares/main.go" "$gsrc/main.go"
 	(cd "$gsrc" && GOCACHE="$golden/gocache" "$GO" build -o "$golden/go/shares" .)
 fi
+# the same for the fuzz-replay seeds of --wall and --inuse (goroutines parked, a heap)
+wsrc=$golden/src/wallwait
+if [ ! -x "$golden/go/wallwait" ] || ! cmp -s "$top/tests/go/wallwait/main.go" "$wsrc/main.go"; then
+	mkdir -p "$wsrc" "$golden/go" "$golden/gocache"
+	cp "$top/tests/go/wallwait/main.go" "$wsrc/main.go"
+	(cd "$wsrc" && GOCACHE="$golden/gocache" "$GO" build -o "$golden/go/wallwait" .)
+fi
 
 # npm packages: versions pinned, scripts not run, nothing committed.
 if [ ! -f "$work/npm/.done-v2" ]; then

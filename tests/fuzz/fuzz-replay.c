@@ -9,8 +9,9 @@
  *
  * Binaries are opened by the paths the capture names, as report does: the
  * seeds name the golden fixture's binary (/tmp/pmuprof-golden/go/shares,
- * scripts/fixtures.sh), so inputs that keep that path are unwound and
- * symbolized for real; other paths are missing and their frames stay
+ * scripts/fixtures.sh; the seeds wall and inuse-alone, --wall and --inuse
+ * snapshots, /tmp/pmuprof-golden/go/wallwait), so inputs that keep that
+ * path are unwound and symbolized for real; other paths are missing and their frames stay
  * unnamed.  Run with -close_fd_mask=2 (fuzz-replay.flags): replay warns on
  * stderr for each missing binary or truncated capture.
  *
