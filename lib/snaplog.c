@@ -7,14 +7,15 @@
 
 #include "util.h"
 
-enum { OP_COPY = 1, OP_SEEK, OP_PATCH, OP_NEW, OP_FAIL };
+enum { OP_COPY = 1, OP_SEEK, OP_PATCH, OP_NEW, OP_FAIL, OP_DICT };
 #define SEARCH 64     /* replay: reads ahead of the next one looked at for a read */
 #define PATCH_GAP 8   /* equal bytes shorter than this between two changes: one range */
+#define DICT_READ (PM_SLOG_DICT_MAX / 16) /* a longer read is not kept in the dictionary */
 
 struct sread {
 	uint64_t addr, off; /* off: its bytes in data */
 	uint32_t pid, len;
-	bool ok;
+	bool ok, copied; /* copied: equal to the base's (COPY): not put in the dictionary again */
 };
 
 struct snap {
@@ -24,13 +25,103 @@ struct snap {
 	size_t dlen, dcap;
 };
 
+/* The dictionary: the last bytes read at each key, one generation (open addressing). */
+struct dent {
+	uint64_t addr, off; /* off: its bytes in data */
+	uint32_t pid, len;  /* len 0: an empty slot */
+};
+
+struct dict {
+	struct dent *t;
+	size_t mask, n;
+	uint8_t *data;
+	size_t dlen, dcap;
+};
+
 struct pm_slog {
 	struct snap cur, base;
+	struct dict young, old; /* the dictionary: young first; young over half the bound: old */
 	size_t next;          /* replay: the read after the last one served */
 	uint32_t *hash;       /* live: the base's reads by key, index + 1 (0 empty) */
 	size_t hmask;
 	bool hashed;
 };
+
+/* ---- the dictionary ---- */
+
+static uint64_t key_hash(uint32_t pid, uint64_t addr, uint32_t len)
+{
+	uint64_t h = addr * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)pid << 32 | len);
+
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 32);
+}
+
+/* The slot of a key in @d: its entry, or the empty slot it would go in. */
+static struct dent *dict_slot(const struct dict *d, uint32_t pid, uint64_t addr, uint32_t len)
+{
+	size_t k = key_hash(pid, addr, len) & d->mask;
+
+	while (d->t[k].len && (d->t[k].addr != addr || d->t[k].pid != pid || d->t[k].len != len))
+		k = (k + 1) & d->mask;
+	return &d->t[k];
+}
+
+static const uint8_t *dict_find(const struct pm_slog *l, uint32_t pid, uint64_t addr, uint32_t len)
+{
+	const struct dict *g[2] = { &l->young, &l->old };
+
+	for (int i = 0; i < 2; i++) {
+		const struct dent *e = g[i]->t ? dict_slot(g[i], pid, addr, len) : NULL;
+
+		if (e && e->len)
+			return g[i]->data + e->off;
+	}
+	return NULL;
+}
+
+static void dict_free(struct dict *d)
+{
+	free(d->t);
+	free(d->data);
+	memset(d, 0, sizeof(*d));
+}
+
+static void dict_put(struct pm_slog *l, uint32_t pid, uint64_t addr, const uint8_t *b, uint32_t len)
+{
+	struct dict *d = &l->young;
+	struct dent *e;
+
+	if (!len || len > DICT_READ)
+		return;
+	if (2 * (d->n + 1) > (d->t ? d->mask + 1 : 0)) {
+		struct dict g = *d;
+		size_t sz = d->t ? 2 * (d->mask + 1) : 1024;
+
+		g.t = xcalloc(sz, sizeof(*g.t));
+		g.mask = sz - 1;
+		for (size_t i = 0; d->t && i <= d->mask; i++)
+			if (d->t[i].len)
+				*dict_slot(&g, d->t[i].pid, d->t[i].addr, d->t[i].len) = d->t[i];
+		free(d->t);
+		*d = g;
+	}
+	e = dict_slot(d, pid, addr, len);
+	if (!e->len) {
+		PM_GROW(d->data, d->dcap, d->dlen + len);
+		*e = (struct dent){ .addr = addr, .off = d->dlen, .pid = pid, .len = len };
+		d->dlen += len;
+		d->n++;
+	}
+	memcpy(d->data + e->off, b, len);
+	/* over half the bound: the older generation goes, this one becomes it */
+	if (d->dlen + (d->mask + 1) * sizeof(*d->t) > PM_SLOG_DICT_MAX / 2) {
+		dict_free(&l->old);
+		l->old = *d;
+		memset(d, 0, sizeof(*d));
+	}
+}
 
 struct pm_slog *pm_slog_new(void)
 {
@@ -46,6 +137,8 @@ void pm_slog_free(struct pm_slog *l)
 	free(l->base.r);
 	free(l->base.data);
 	free(l->hash);
+	dict_free(&l->young);
+	dict_free(&l->old);
 	free(l);
 }
 
@@ -54,10 +147,17 @@ static void snap_clear(struct snap *s)
 	s->n = s->dlen = 0;
 }
 
-/* The current snapshot becomes the base. */
+/* The current snapshot becomes the base; what it read anew goes in the dictionary. */
 static void rotate(struct pm_slog *l)
 {
 	struct snap t = l->base;
+
+	for (size_t i = 0; i < l->cur.n; i++) {
+		const struct sread *r = &l->cur.r[i];
+
+		if (r->ok && !r->copied)
+			dict_put(l, r->pid, r->addr, l->cur.data + r->off, r->len);
+	}
 
 	l->base = l->cur;
 	l->cur = t;
@@ -84,6 +184,7 @@ static bool append(struct snap *s, uint32_t pid, uint64_t addr, const void *buf,
 	r->addr = addr;
 	r->len = (uint32_t)len;
 	r->ok = ok;
+	r->copied = false;
 	r->off = s->dlen;
 	if (ok && len) {
 		PM_GROW(s->data, s->dcap, s->dlen + len);
@@ -141,15 +242,6 @@ static void put_u(struct out *o, uint64_t v)
 static void put_z(struct out *o, int64_t v)
 {
 	put_u(o, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
-}
-
-static uint64_t key_hash(uint32_t pid, uint64_t addr, uint32_t len)
-{
-	uint64_t h = addr * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)pid << 32 | len);
-
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	return h ^ (h >> 32);
 }
 
 static bool same_key(const struct sread *a, const struct sread *b)
@@ -225,14 +317,16 @@ static void put_patch(struct out *o, const uint8_t *a, const uint8_t *b, size_t 
 void pm_slog_encode(struct pm_slog *l, uint8_t **out, size_t *len)
 {
 	struct out o = { 0 };
-	const struct snap *c = &l->cur, *b = &l->base;
+	struct snap *c = &l->cur;
+	const struct snap *b = &l->base;
 	size_t j = 0, run = 0;
 	uint64_t expect = 0;
 	uint8_t op;
 
 	for (size_t i = 0; i < c->n; i++) {
-		const struct sread *r = &c->r[i];
+		struct sread *r = &c->r[i];
 		const struct sread *br = j < b->n ? &b->r[j] : NULL;
+		const uint8_t *old;
 		long f;
 
 		if (!br || !same_key(br, r)) {
@@ -255,6 +349,7 @@ void pm_slog_encode(struct pm_slog *l, uint8_t **out, size_t *len)
 		}
 		if (br && br->ok == r->ok &&
 		    (!r->ok || !r->len || !memcmp(b->data + br->off, c->data + r->off, r->len))) {
+			r->copied = true;
 			run++;
 			j++;
 			expect = r->addr + r->len;
@@ -275,6 +370,13 @@ void pm_slog_encode(struct pm_slog *l, uint8_t **out, size_t *len)
 			op = OP_FAIL;
 			put(&o, &op, 1);
 			j++;
+		} else if (r->ok && (old = dict_find(l, r->pid, r->addr, r->len))) {
+			op = OP_DICT;
+			put(&o, &op, 1);
+			put_u(&o, r->pid);
+			put_z(&o, (int64_t)(r->addr - expect));
+			put_u(&o, r->len);
+			put_patch(&o, old, c->data + r->off, r->len);
 		} else {
 			uint8_t ok = r->ok;
 
@@ -334,6 +436,28 @@ static bool get_z(struct in *in, int64_t *v)
 	return true;
 }
 
+/* A read of @len bytes, @from's with PATCH's ranges from @in changed, appended to @c. */
+static bool get_patched(struct in *in, struct snap *c, uint32_t pid, uint64_t addr,
+			const uint8_t *from, uint32_t len)
+{
+	uint64_t nr, at = 0, s, n;
+	uint8_t *d;
+
+	if (!get_u(in, &nr) || !append(c, pid, addr, from, len, true))
+		return false;
+	d = c->data + c->r[c->n - 1].off;
+	for (; nr; nr--) {
+		if (!get_u(in, &s) || !get_u(in, &n) || s > len - at || n > len - at - s ||
+		    n > in->n - in->at)
+			return false;
+		at += s;
+		memcpy(d + at, in->p + in->at, n);
+		in->at += n;
+		at += n;
+	}
+	return true;
+}
+
 static int decode(struct pm_slog *l, const uint8_t *p, size_t len)
 {
 	struct in in = { p, len, 0 };
@@ -355,6 +479,7 @@ static int decode(struct pm_slog *l, const uint8_t *p, size_t len)
 
 				if (!append(c, r->pid, r->addr, b->data + r->off, r->len, r->ok))
 					return -EINVAL;
+				c->r[c->n - 1].copied = true;
 				expect = r->addr + r->len;
 			}
 			break;
@@ -366,25 +491,27 @@ static int decode(struct pm_slog *l, const uint8_t *p, size_t len)
 			break;
 		case OP_PATCH: {
 			const struct sread *r;
-			uint64_t nr, at = 0, s, n;
-			uint8_t *d;
 
-			if (j >= b->n || !b->r[j].ok || !get_u(&in, &nr))
+			if (j >= b->n || !b->r[j].ok)
 				return -EINVAL;
 			r = &b->r[j++];
-			if (!append(c, r->pid, r->addr, b->data + r->off, r->len, true))
+			if (!get_patched(&in, c, r->pid, r->addr, b->data + r->off, r->len))
 				return -EINVAL;
-			d = c->data + c->r[c->n - 1].off;
-			for (; nr; nr--) {
-				if (!get_u(&in, &s) || !get_u(&in, &n) || s > r->len - at ||
-				    n > r->len - at - s || n > in.n - in.at)
-					return -EINVAL;
-				at += s;
-				memcpy(d + at, in.p + in.at, n);
-				in.at += n;
-				at += n;
-			}
 			expect = r->addr + r->len;
+			break;
+		}
+		case OP_DICT: {
+			uint64_t pid, n, addr;
+			const uint8_t *old;
+
+			if (!get_u(&in, &pid) || pid > INT32_MAX || !get_z(&in, &z) || !get_u(&in, &n) ||
+			    n > PM_SLOG_MAX)
+				return -EINVAL;
+			addr = expect + (uint64_t)z;
+			old = dict_find(l, (uint32_t)pid, addr, (uint32_t)n);
+			if (!old || !get_patched(&in, c, (uint32_t)pid, addr, old, (uint32_t)n))
+				return -EINVAL;
+			expect = addr + n;
 			break;
 		}
 		case OP_NEW: {
@@ -432,6 +559,8 @@ int pm_slog_decode(struct pm_slog *l, const uint8_t *in, size_t len)
 	if (rc) {
 		snap_clear(&l->cur);
 		snap_clear(&l->base);
+		dict_free(&l->young);
+		dict_free(&l->old);
 	}
 	rotate(l);
 	return rc;

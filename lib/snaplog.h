@@ -17,6 +17,19 @@
  *     [B]           of the read before it (in this snapshot), ok 1 with its
  *                   len bytes B, 0 failed; j stays
  *   5               FAIL: base[j]'s read, failed this time; j += 1
+ *   6 pid z len     DICT: a read of len bytes at the address z past the end
+ *     k (s l B)*k   of the read before it, the dictionary's bytes of that
+ *                   key with PATCH's k ranges changed; j stays
+ *
+ * The dictionary: the last bytes read at each key (pid, address, length)
+ * by the snapshots before, of every read but COPY's (its bytes are those
+ * kept already) and those over PM_SLOG_DICT_MAX / 16 bytes, put in read
+ * order after each snapshot, alike live and at replay.  So a goroutine that
+ * wakes costs a patch of its stack against the one of its last wake, not
+ * the whole stack.  Bounded: two generations; when the young one's bytes
+ * (and its table's) pass PM_SLOG_DICT_MAX / 2, the old one is dropped and
+ * it becomes the old one (a key is looked for in the young one first).
+ * A decode refused empties it too.
  *
  * A decoder checks every count, length and offset against the stream, the
  * base and the bounds below; what does not fit is -EINVAL and an empty log
@@ -32,6 +45,7 @@
 
 #define PM_SLOG_MAX (64u << 20)          /* bytes one snapshot reads at most (logged) */
 #define PM_SLOG_MAX_READS (1u << 21)     /* reads of one snapshot at most */
+#define PM_SLOG_DICT_MAX (32u << 20)     /* bytes the dictionary keeps at most (about) */
 #define PM_SLOG_ENC_MAX (PM_SLOG_MAX + 16u * PM_SLOG_MAX_READS) /* its encoding at most */
 
 struct pm_slog;

@@ -3,6 +3,8 @@
  * one before and decoded at replay serve each read what its live read got
  * (the same address twice, failed reads, reads that moved, changed,
  * appeared and went away); an unchanged snapshot encodes to a few bytes;
+ * a read made again after snapshots without it is a patch against the
+ * dictionary, unless its bound evicted it;
  * and every truncation and byte flip of an encoding decodes or is refused
  * without reading outside it.
  */
@@ -187,13 +189,15 @@ static int t_hostile(void)
 	{
 		struct pm_slog *r = pm_slog_new();
 		const uint8_t copy[] = { 1, 1 }, patch[] = { 3, 0 }, seek[] = { 2, 2 },
-			      fail[] = { 5 }, big[] = { 4, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 1 };
+			      fail[] = { 5 }, big[] = { 4, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 1 },
+			      dict[] = { 6, 7, 0, 8, 0 };
 
 		CHECK_INT(pm_slog_decode(r, copy, sizeof(copy)), -EINVAL);
 		CHECK_INT(pm_slog_decode(r, patch, sizeof(patch)), -EINVAL);
 		CHECK_INT(pm_slog_decode(r, seek, sizeof(seek)), -EINVAL);
 		CHECK_INT(pm_slog_decode(r, fail, sizeof(fail)), -EINVAL);
 		CHECK_INT(pm_slog_decode(r, big, sizeof(big)), -EINVAL);
+		CHECK_INT(pm_slog_decode(r, dict, sizeof(dict)), -EINVAL); /* nothing kept */
 		CHECK_INT(pm_slog_decode(r, copy, 0), 0);
 		pm_slog_free(r);
 	}
@@ -222,10 +226,66 @@ static int t_full(void)
 	return PM_PASS;
 }
 
+/* One snapshot of one read (and a value): encoded, decoded, served as read; its encoding's length. */
+static size_t one(struct pm_slog *live, struct pm_slog *rep, uint64_t addr, const uint8_t *b,
+		  size_t n)
+{
+	uint8_t *enc, *got = xmalloc(n);
+	size_t len;
+	int ok;
+
+	pm_slog_start(live);
+	if (n)
+		pm_slog_log(live, 7, addr, b, n);
+	pm_slog_log(live, 0, 32, "12345678", 8);
+	pm_slog_encode(live, &enc, &len);
+	ok = pm_slog_decode(rep, enc, len) == 0 &&
+	     (!n || (pm_slog_read(rep, 7, addr, got, n) == 0 && !memcmp(got, b, n)));
+	free(enc);
+	free(got);
+	return ok ? len : 0;
+}
+
+/*
+ * A stack read, absent from the next snapshot, read again a byte changed:
+ * a patch against the dictionary.  Reads of more than the dictionary's
+ * bound push it out: read again, it is new.
+ */
+static int t_dict(void)
+{
+	struct pm_slog *live = pm_slog_new(), *rep = pm_slog_new();
+	const size_t big = 1u << 20;
+	uint8_t st[600], *b = xmalloc(big);
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(st); i++)
+		st[i] = (uint8_t)(i * 7 + 1);
+	n = one(live, rep, 0x5000, st, sizeof(st));
+	CHECK(n > sizeof(st));
+	CHECK(one(live, rep, 0, NULL, 0) > 0);
+	st[100]++;
+	n = one(live, rep, 0x5000, st, sizeof(st));
+	CHECK(n > 0 && n < 32);
+	for (unsigned k = 0; k < 2 * PM_SLOG_DICT_MAX / big; k++) {
+		memset(b, (int)k + 1, big);
+		CHECK(one(live, rep, 0x10000000 + (uint64_t)k * big, b, big) > big);
+	}
+	st[101]++; /* evicted: whole again */
+	CHECK(one(live, rep, 0x5000, st, sizeof(st)) > sizeof(st));
+	b[5] = 0; /* the last one: kept */
+	n = one(live, rep, 0x10000000 + (2 * PM_SLOG_DICT_MAX / big - 1) * big, b, big);
+	CHECK(n > 0 && n < 32);
+	free(b);
+	pm_slog_free(live);
+	pm_slog_free(rep);
+	return PM_PASS;
+}
+
 static const struct pm_test tests[] = {
 	{ "snapshots", t_snapshots },
 	{ "hostile", t_hostile },
 	{ "full", t_full },
+	{ "dict", t_dict },
 	{ NULL, NULL },
 };
 
