@@ -27,6 +27,7 @@
 #include "maps.h"
 #include "memlog.h"
 #include "profbuild.h"
+#include "snaplog.h"
 #include "source.h"
 #include "src_creation.h"
 
@@ -69,9 +70,23 @@ uint64_t pm_cap_keep(struct session *s, const struct pm_unw_input *in, pid_t pid
 }
 
 /*
- * Every read of the target while processing a sample: live, from the
- * process (and logged with --raw, failures too); at replay, from the
- * logged entries (memlog.h).
+ * Live, --raw: log a read (@buf NULL: it failed) where the replay will
+ * look for it: the snapshot's log during a source's snapshot, else the
+ * sample's.  False when it cannot be logged: the read must fail live too.
+ */
+static bool cap_log(struct session *s, pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	if (!s->cap)
+		return true;
+	if (s->snap)
+		return pm_slog_log(s->snap, pid, addr, buf, len);
+	return pm_mlog_log(s->mlog, pid, addr, buf, buf ? len : 0) && buf;
+}
+
+/*
+ * Every read of the target while processing a sample or taking a
+ * snapshot: live, from the process (and logged with --raw, failures too);
+ * at replay, from the logged entries (memlog.h, snaplog.h).
  */
 int pm_cap_read(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t len)
 {
@@ -83,28 +98,116 @@ int pm_cap_read(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t l
 			uint64_t now = pm_now_ns();
 
 			memcpy(buf, &now, 8);
-			return s->cap && !pm_mlog_log(s->mlog, pid, addr, buf, len) ? -EFAULT : 0;
+			return cap_log(s, pid, addr, buf, len) ? 0 : -EFAULT;
 		}
 		got = process_vm_readv(pid, &l, 1, &r, 1, 0);
 
 		if (got < 0 || (size_t)got != len) {
-			if (s->cap)
-				pm_mlog_log(s->mlog, pid, addr, NULL, len);
+			cap_log(s, pid, addr, NULL, len);
 			return -EFAULT;
 		}
 		/* what cannot be logged did not happen: the replay could not have it */
-		if (s->cap && !pm_mlog_log(s->mlog, pid, addr, buf, len))
-			return -EFAULT;
-		return 0;
+		return cap_log(s, pid, addr, buf, len) ? 0 : -EFAULT;
 	}
-	return pm_mlog_read(s->mlog, pid, addr, buf, len);
+	if (s->snap)
+		return pm_slog_read(s->snap, pid, addr, buf, len);
+	return s->mlog ? pm_mlog_read(s->mlog, pid, addr, buf, len) : -EFAULT;
+}
+
+#define CAP_BATCH 1024 /* iovecs per process_vm_readv (IOV_MAX) */
+
+void pm_cap_readv(struct session *s, pid_t pid, struct pm_cap_rd *r, size_t n)
+{
+	struct iovec lv[CAP_BATCH], rv[CAP_BATCH];
+	size_t i = 0;
+
+	if (s->replay) {
+		for (i = 0; i < n; i++)
+			r[i].ok = pm_cap_read(s, pid, r[i].addr, r[i].buf, r[i].len) == 0;
+		return;
+	}
+	while (i < n) {
+		size_t k = 0, j;
+		ssize_t got;
+
+		for (j = i; j < n && k < CAP_BATCH; j++, k++) {
+			lv[k].iov_base = r[j].buf;
+			lv[k].iov_len = r[j].len;
+			rv[k].iov_base = (void *)(uintptr_t)r[j].addr;
+			rv[k].iov_len = r[j].len;
+			r[j].ok = false;
+		}
+		got = process_vm_readv(pid, lv, k, rv, k, 0);
+		if (got < 0)
+			got = 0;
+		/* it stops at the first that faults: those before it were read whole */
+		for (j = 0; j < k && (size_t)got >= r[i + j].len; j++) {
+			r[i + j].ok = cap_log(s, pid, r[i + j].addr, r[i + j].buf, r[i + j].len);
+			got -= (ssize_t)r[i + j].len;
+		}
+		if (j < k)
+			cap_log(s, pid, r[i + j].addr, NULL, r[i + j].len);
+		i += j < k ? j + 1 : k; /* skip the one that faulted */
+	}
 }
 
 int pm_cap_value(struct session *s, pid_t pid, uint64_t key, void *buf, size_t len)
 {
 	if (!s->replay)
-		return s->cap && !pm_mlog_log(s->mlog, pid, key, buf, len) ? -EFAULT : 0;
-	return pm_mlog_read(s->mlog, pid, key, buf, len);
+		return cap_log(s, pid, key, buf, len) ? 0 : -EFAULT;
+	return pm_cap_read(s, pid, key, buf, len);
+}
+
+void pm_cap_snap_begin(struct session *s, struct pm_slog **log)
+{
+	if (!s->replay && !s->cap)
+		return;
+	if (!*log)
+		*log = pm_slog_new();
+	s->snap = *log;
+	if (!s->replay) {
+		pm_slog_start(*log);
+		return;
+	}
+	/* a bad log serves nothing: every read of the snapshot fails */
+	if (pm_slog_decode(*log, s->snap_buf, s->snap_len))
+		s->bad_records++;
+	s->snap_len = 0;
+}
+
+void pm_cap_snap_end(struct session *s, uint32_t type, uint32_t flags, uint64_t time,
+		     const pid_t *pids, size_t npids)
+{
+	struct pm_data_snap sn;
+	uint32_t pd[PM_DATA_SNAP_MAX_PIDS];
+	uint64_t b0;
+	uint8_t *enc;
+	size_t len, off;
+
+	if (!s->snap)
+		return;
+	if (s->replay || !s->cap) {
+		s->snap = NULL;
+		return;
+	}
+	b0 = pm_data_bytes(s->cap);
+	pm_slog_encode(s->snap, &enc, &len);
+	s->snap = NULL;
+	for (off = 0; off < len; off += PM_DATA_SNAPMEM_MAX)
+		pm_cap_check(s, pm_data_write_snapmem(s->cap, enc + off,
+						      PM_MIN(len - off, (size_t)PM_DATA_SNAPMEM_MAX)));
+	free(enc);
+	memset(&sn, 0, sizeof(sn));
+	sn.type = type;
+	sn.flags = flags;
+	sn.time = time;
+	sn.npids = (uint32_t)PM_MIN(npids, (size_t)PM_DATA_SNAP_MAX_PIDS);
+	for (size_t i = 0; i < sn.npids; i++)
+		pd[i] = (uint32_t)pids[i];
+	sn.pids = pd;
+	pm_cap_check(s, pm_data_write_snap(s->cap, &sn));
+	s->snap_bytes += pm_data_bytes(s->cap) - b0;
+	s->snap_count++;
 }
 
 int pm_cap_unw_read(void *arg, uint64_t addr, void *buf, size_t len)
@@ -152,6 +255,9 @@ void pm_cap_begin(struct session *s)
 		     (s->mlog_on ? PM_DATA_MEMORY : 0) |
 		     (s->cfg->all_frames ? PM_DATA_ALL_FRAMES : 0);
 	meta.creators = s->cfg->creators > 0 ? (uint32_t)s->cfg->creators : 0;
+	meta.wall_hz = s->cfg->wall_hz;
+	if (s->cfg->inuse)
+		meta.flags |= PM_DATA_INUSE;
 	meta.t0_wall_ns = pm_wall_ns();
 	meta.type = s->spec[0].type;
 	meta.config = s->spec[0].config;
@@ -163,7 +269,20 @@ void pm_cap_begin(struct session *s)
 	snprintf(meta.name, sizeof(meta.name), "%s", s->spec[0].name);
 	snprintf(meta.value_type, sizeof(meta.value_type), "%s", s->spec[0].value_type);
 	snprintf(meta.value_unit, sizeof(meta.value_unit), "%s", s->spec[0].value_unit);
-	rc = pm_data_create(&s->cap, s->cfg->raw, s->attr, s->nev, &meta, s->owner);
+	if (!s->nev) { /* no events (--inuse alone): a placeholder attr, the format wants one */
+		struct perf_event_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = PERF_COUNT_SW_DUMMY;
+		a.sample_period = 1;
+		meta.flags |= PM_DATA_NO_EVENTS;
+		meta.nuser = PM_DATA_NUSER_NONE;
+		rc = pm_data_create(&s->cap, s->cfg->raw, &a, 1, &meta, s->owner);
+	} else {
+		rc = pm_data_create(&s->cap, s->cfg->raw, s->attr, s->nev, &meta, s->owner);
+	}
 	if (rc) {
 		s->cap_err = rc;
 		return;
@@ -199,9 +318,12 @@ int pm_cap_finish(struct session *s)
 	tr.samples = res->samples;
 	tr.lost = res->lost;
 	tr.throttled = res->throttled;
-	tr.duration_ns = pm_now_ns() - s->t_start;
+	/* the profile's own (the end of the recording), else now */
+	tr.duration_ns = s->duration_ns ? s->duration_ns : pm_now_ns() - s->t_start;
 	tr.exit_code = res->exit_code;
 	res->raw_bytes = pm_data_bytes(s->cap) + sizeof(tr);
+	res->raw_snap_bytes = s->snap_bytes;
+	res->raw_snaps = s->snap_count;
 	rc = s->cap_err ? s->cap_err : pm_data_finish(s->cap, &tr);
 	if (s->cap_err)
 		pm_data_abort(s->cap);
@@ -260,6 +382,32 @@ static int replay_own(struct session *s, const struct perf_event_header *h)
 		snprintf(sp->value_unit, sizeof(sp->value_unit), "%s", ev.value_unit);
 		return 0;
 	}
+	case PM_DATA_REC_SNAPMEM: {
+		const uint8_t *p;
+		size_t len;
+
+		if (pm_data_decode_snapmem(h, &p, &len) || len > PM_SLOG_ENC_MAX - s->snap_len)
+			return -EINVAL;
+		PM_GROW(s->snap_buf, s->snap_cap, s->snap_len + len);
+		if (len)
+			memcpy(s->snap_buf + s->snap_len, p, len);
+		s->snap_len += len;
+		return 0;
+	}
+	case PM_DATA_REC_WALL:
+	case PM_DATA_REC_INUSE: {
+		struct pm_data_snap sn;
+
+		if (pm_data_decode_snap(h, &sn))
+			return -EINVAL;
+		for (size_t i = 0; i < pm_nsources; i++)
+			if (pm_sources[i]->snap_type == sn.type && pm_sources[i]->snapshot)
+				pm_sources[i]->snapshot(s, &sn);
+		/* the parts are the snapshot's (kept for the read at the end: its source takes them then) */
+		if (!(sn.flags & PM_DATA_SNAP_FINAL))
+			s->snap_len = 0;
+		return 0;
+	}
 	case PM_DATA_REC_EVID: {
 		struct pm_data_evid ei;
 
@@ -309,6 +457,11 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 	s.att = pm_att_new(); /* the event sets: whose records count */
 	meta = pm_data_meta(d);
 	s.nev = pm_data_nattrs(d) < PM_ARRAY_SIZE(s.attr) ? pm_data_nattrs(d) : PM_ARRAY_SIZE(s.attr);
+	if (meta->flags & PM_DATA_NO_EVENTS)
+		s.nev = 0;
+	/* the snapshots' sources: their records are replayed (a later one's are skipped) */
+	cfg.wall_hz = meta->wall_hz <= 1000 ? meta->wall_hz : 0;
+	cfg.inuse = meta->flags & PM_DATA_INUSE;
 	/* the probes on goroutine creation, after the user's events, are not replayed */
 	s.nuser = meta->nuser == PM_DATA_NUSER_NONE		  ? 0
 		  : meta->nuser && meta->nuser < s.nev ? (size_t)meta->nuser

@@ -14,6 +14,8 @@
 
 #include "session.h"
 
+struct pm_slog;
+
 /* Start the capture once the attr is final: header, attr, the events, and (attach) ids. */
 void pm_cap_begin(struct session *s);
 /* Keep the first write error @rc (0: none). */
@@ -39,6 +41,31 @@ int pm_cap_read(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t l
  */
 int pm_cap_value(struct session *s, pid_t pid, uint64_t key, void *buf, size_t len);
 #define PM_CAP_KEY_LOCKS_PERIODS 16 /* src_locks.c: 16 and 24 the periods of its budget, 64 a target's */
+/* Many reads of @pid (batched live), each marked ok or not, as pm_cap_read() reads one. */
+struct pm_cap_rd {
+	uint64_t addr;
+	void *buf;
+	size_t len;
+	bool ok;
+};
+void pm_cap_readv(struct session *s, pid_t pid, struct pm_cap_rd *r, size_t n);
+/*
+ * A source's snapshot (its timer's reads of the target) begins: live with
+ * --raw, its reads (pm_cap_read(), pm_cap_readv(), pm_cap_value()) are
+ * logged in *@log (made here), encoded against the one before; at replay,
+ * the SNAPMEM parts read before its record are decoded into *@log and
+ * serve them.  Nothing live without --raw.
+ */
+void pm_cap_snap_begin(struct session *s, struct pm_slog **log);
+/*
+ * It ends: live with --raw, its SNAPMEM parts and its record (@type WALL or
+ * INUSE, @flags, @time, the processes it read) into the capture.
+ */
+void pm_cap_snap_end(struct session *s, uint32_t type, uint32_t flags, uint64_t time,
+		     const pid_t *pids, size_t npids);
+#define PM_CAP_KEY_SNAP_CPU 32   /* a snapshot's CPU time (ns), and 40 a part of it */
+#define PM_CAP_KEY_INUSE_ALIVE 48 /* src_inuse.c: the process alive (1 byte) */
+#define PM_CAP_KEY_INUSE_PATH 56 /* src_inuse.c: its binary's path: length (8), then bytes (at 64) */
 /* The same as the unwinder's and the goroutine inspector's read callbacks (arg: the session). */
 int pm_cap_unw_read(void *arg, uint64_t addr, void *buf, size_t len);
 int pm_cap_gor_read(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len);

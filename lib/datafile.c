@@ -263,6 +263,43 @@ int pm_data_write_mem(struct pm_data_writer *w, const uint8_t *entries, size_t l
 	return wput(w, entries, len);
 }
 
+int pm_data_write_snapmem(struct pm_data_writer *w, const uint8_t *p, size_t len)
+{
+	static const uint8_t zero[8];
+	struct perf_event_header h = { PM_DATA_REC_SNAPMEM, 0, 0 };
+	uint32_t n[2] = { (uint32_t)len, 0 };
+
+	if (len > PM_DATA_SNAPMEM_MAX)
+		return -EINVAL;
+	h.size = (uint16_t)(16 + ((len + 7) & ~(size_t)7));
+	w->records++;
+	wput(w, &h, sizeof(h));
+	wput(w, n, sizeof(n));
+	if (len)
+		wput(w, p, len);
+	return len % 8 ? wput(w, zero, 8 - len % 8) : w->err;
+}
+
+int pm_data_write_snap(struct pm_data_writer *w, const struct pm_data_snap *sn)
+{
+	static const uint8_t zero[8];
+	struct perf_event_header h = { sn->type, 0, 0 };
+	uint32_t u[2] = { sn->flags, sn->npids };
+	size_t pl = 4 * (size_t)sn->npids;
+
+	if ((sn->type != PM_DATA_REC_WALL && sn->type != PM_DATA_REC_INUSE) ||
+	    sn->npids > PM_DATA_SNAP_MAX_PIDS)
+		return -EINVAL;
+	h.size = (uint16_t)(24 + ((pl + 7) & ~(size_t)7));
+	w->records++;
+	wput(w, &h, sizeof(h));
+	wput(w, &sn->time, 8);
+	wput(w, u, sizeof(u));
+	if (pl)
+		wput(w, sn->pids, pl);
+	return pl % 8 ? wput(w, zero, 8 - pl % 8) : w->err;
+}
+
 uint64_t pm_data_bytes(const struct pm_data_writer *w)
 {
 	return w->off;
@@ -376,6 +413,37 @@ int pm_data_decode_evid(const struct perf_event_header *h, struct pm_data_evid *
 		return -EINVAL;
 	out->id = pm_le64(b + 8);
 	out->index = (uint32_t)pm_le64(b + 16);
+	return 0;
+}
+
+int pm_data_decode_snapmem(const struct perf_event_header *h, const uint8_t **p, size_t *len)
+{
+	const uint8_t *b = (const uint8_t *)h;
+	uint32_t n;
+
+	if (h->type != PM_DATA_REC_SNAPMEM || h->size < 16)
+		return -EINVAL;
+	n = pm_le32(b + 8);
+	if (n > h->size - 16u || h->size - 16u - n >= 8)
+		return -EINVAL;
+	*p = b + 16;
+	*len = n;
+	return 0;
+}
+
+int pm_data_decode_snap(const struct perf_event_header *h, struct pm_data_snap *out)
+{
+	const uint8_t *b = (const uint8_t *)h;
+
+	if ((h->type != PM_DATA_REC_WALL && h->type != PM_DATA_REC_INUSE) || h->size < 24)
+		return -EINVAL;
+	out->type = h->type;
+	out->time = pm_le64(b + 8);
+	out->flags = pm_le32(b + 16);
+	out->npids = pm_le32(b + 20);
+	if (out->npids > PM_DATA_SNAP_MAX_PIDS || 4 * (size_t)out->npids > h->size - 24u)
+		return -EINVAL;
+	out->pids = (const uint32_t *)(const void *)(b + 24);
 	return 0;
 }
 

@@ -67,6 +67,12 @@ enum pm_data_meta_flags {
 	 */
 	PM_DATA_MEMORY = 1 << 2,
 	PM_DATA_ALL_FRAMES = 1 << 3, /* --all-frames: the profile keeps what Go's tracebacks hide */
+	PM_DATA_INUSE = 1 << 4,      /* --inuse: INUSE records (an older reader ignores them) */
+	/*
+	 * no events (--inuse alone): the one attr is a placeholder, the
+	 * session had none
+	 */
+	PM_DATA_NO_EVENTS = 1 << 5,
 };
 
 /*
@@ -74,7 +80,8 @@ enum pm_data_meta_flags {
  *   +------+------+------+-------------+--------+-------+-----------+
  *   |flags |t0    |config| type, stack | threads|events |attach_us..|
  *   +------+------+------+-------------+--------+-------+-----------+
- *   64: name[64], 128: value_type[64], 192: value_unit[16], 208: 0[48]
+ *   64: name[64], 128: value_type[64], 192: value_unit[16], 208: creators,
+ *   212: wall_hz, 216: 0[40]
  */
 /* meta.nuser: no events of the user, the other sources' alone (record --alloc without -e) */
 #define PM_DATA_NUSER_NONE UINT64_MAX
@@ -93,7 +100,8 @@ struct pm_data_meta {
 	char value_type[64];     /* pprof sample type of the event */
 	char value_unit[16];
 	uint32_t creators;       /* --creators levels (0 = none) */
-	uint8_t reserved[44];
+	uint32_t wall_hz;        /* --wall snapshots a second: WALL records (0 = none) */
+	uint8_t reserved[40];
 };
 _Static_assert(sizeof(struct pm_data_meta) == 256, "capture meta changed size");
 
@@ -138,7 +146,31 @@ enum pm_data_rec_type {
 	 * up to the record's end; a sample's reads may take several records.
 	 */
 	PM_DATA_REC_MEM = PM_DATA_REC_BASE + 6,
+	/*
+	 * Part of the next snapshot's reads of the target (WALL, INUSE): u32
+	 * len, u32 0, len bytes padded to 8; the parts of a snapshot, joined,
+	 * are its log encoded against the snapshot before of the same kind
+	 * (snaplog.h: only what changed).
+	 */
+	PM_DATA_REC_SNAPMEM = PM_DATA_REC_BASE + 7,
+	/*
+	 * A --wall snapshot, its reads in the SNAPMEM records before it:
+	 * u64 time (the events' clock), u32 flags (PM_DATA_SNAP_*), u32
+	 * npids, then npids u32 process ids (those snapshot, in order),
+	 * padded to 8.
+	 */
+	PM_DATA_REC_WALL = PM_DATA_REC_BASE + 8,
+	/* A read of --inuse's heap records: as WALL. */
+	PM_DATA_REC_INUSE = PM_DATA_REC_BASE + 9,
 };
+
+/* a snapshot record's flags */
+enum pm_data_snap_flags {
+	PM_DATA_SNAP_FINAL = 1 << 0, /* the read at the end: replayed as the profile is made */
+};
+#define PM_DATA_SNAP_MAX_PIDS 1024 /* processes of one snapshot at most */
+/* bytes of one SNAPMEM record's part at most */
+#define PM_DATA_SNAPMEM_MAX (65528u - 16u)
 
 /* At most this many attrs (events) in a capture. */
 #define PM_DATA_MAX_ATTRS 16
@@ -175,12 +207,24 @@ struct pm_data_evid {
 	uint32_t index;           /* < PM_DATA_MAX_ATTRS */
 };
 
+struct pm_data_snap {
+	uint32_t type;            /* PM_DATA_REC_WALL or PM_DATA_REC_INUSE */
+	uint32_t flags;           /* PM_DATA_SNAP_* */
+	uint64_t time;
+	uint32_t npids;           /* <= PM_DATA_SNAP_MAX_PIDS */
+	const uint32_t *pids;     /* points into the record (4-byte aligned) */
+};
+
 /* Decode pmuprof's records (h->size bytes valid).  0 or -EINVAL. */
 int pm_data_decode_map(const struct perf_event_header *h, struct pm_data_map *out);
 int pm_data_decode_binary(const struct perf_event_header *h, struct pm_data_binary *out);
 int pm_data_decode_owner(const struct perf_event_header *h, struct pm_data_owner *out);
 int pm_data_decode_event(const struct perf_event_header *h, struct pm_data_event *out);
 int pm_data_decode_evid(const struct perf_event_header *h, struct pm_data_evid *out);
+/* SNAPMEM: its part (*len bytes at *p, inside the record). */
+int pm_data_decode_snapmem(const struct perf_event_header *h, const uint8_t **p, size_t *len);
+/* WALL or INUSE. */
+int pm_data_decode_snap(const struct perf_event_header *h, struct pm_data_snap *out);
 
 /* ---- writer ---- */
 
@@ -216,6 +260,10 @@ int pm_data_write_owner(struct pm_data_writer *w, uint64_t id, uint32_t tid);
 int pm_data_write_mem(struct pm_data_writer *w, const uint8_t *entries, size_t len);
 int pm_data_write_event(struct pm_data_writer *w, const struct pm_data_event *ev);
 int pm_data_write_evid(struct pm_data_writer *w, uint64_t id, uint32_t index);
+/* A SNAPMEM record of @len (at most PM_DATA_SNAPMEM_MAX) bytes. */
+int pm_data_write_snapmem(struct pm_data_writer *w, const uint8_t *p, size_t len);
+/* A WALL or INUSE record (@sn->type). */
+int pm_data_write_snap(struct pm_data_writer *w, const struct pm_data_snap *sn);
 /* Bytes written so far. */
 uint64_t pm_data_bytes(const struct pm_data_writer *w);
 /*

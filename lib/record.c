@@ -477,7 +477,8 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	res->exit_code = res->duration_stop ? 0 : res->cmd_exit;
 	res->seconds = (double)(pm_now_ns() - s.t_start) / 1e9;
 
-	prof = pm_build_profile(&s, t0_wall, pm_now_ns() - s.t_start);
+	s.duration_ns = pm_now_ns() - s.t_start; /* the capture's too: a replay's equals */
+	prof = pm_build_profile(&s, t0_wall, s.duration_ns);
 	if (s.cap) {
 		rc = pm_cap_finish(&s);
 		if (rc) {
@@ -522,8 +523,15 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		pm_info("wrote %s: %" PRIu64 " samples (%" PRIu64 " lost), %.1f s%s",
 			output, res->samples, res->lost, res->seconds, how);
 	}
-	if (!cfg->quiet && cfg->raw)
-		pm_info("wrote capture %s: %" PRIu64 " bytes", cfg->raw, res->raw_bytes);
+	if (!cfg->quiet && cfg->raw) {
+		if (res->raw_snaps)
+			pm_info("wrote capture %s: %" PRIu64 " bytes (%" PRIu64 " snapshots: %" PRIu64
+				" bytes, %" PRIu64 " a snapshot)",
+				cfg->raw, res->raw_bytes, res->raw_snaps, res->raw_snap_bytes,
+				res->raw_snap_bytes / res->raw_snaps);
+		else
+			pm_info("wrote capture %s: %" PRIu64 " bytes", cfg->raw, res->raw_bytes);
+	}
 out:
 	pm_data_abort(s.cap);
 	pm_prof_free(prof);

@@ -145,6 +145,8 @@ struct pm_record_result {
 	uint64_t events;       /* perf events opened */
 	double attach_ms;      /* from the first open to all enabled */
 	uint64_t raw_bytes;    /* size of the capture written (cfg->raw) */
+	/* of which the snapshots of --wall and --inuse (their reads and records), and how many */
+	uint64_t raw_snap_bytes, raw_snaps;
 	uint64_t records;      /* replay: records read from the capture */
 };
 

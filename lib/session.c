@@ -283,6 +283,9 @@ void pm_ses_release(struct session *s)
 	pm_idtab_free(&s->ev_of);
 	pm_mlog_free(s->mlog);
 	s->mlog = NULL;
+	free(s->snap_buf);
+	s->snap_buf = NULL;
+	s->snap = NULL;
 	pm_stacks_free(s->stacks);
 	s->stacks = NULL;
 	pm_reg_free(s->reg);

@@ -44,6 +44,7 @@ struct pm_maps;
 struct pm_stacks;
 struct pm_gor;
 struct pm_mlog;
+struct pm_slog;
 struct pm_data_writer;
 struct pm_att; /* attach.h */
 
@@ -92,6 +93,7 @@ struct session {
 	uint32_t cut_frame, limit_frame;
 	uint64_t complete, bad_records;
 	uint64_t t_start;
+	uint64_t duration_ns;    /* live: the recording's, as its profile has it (0 until then) */
 
 	/* capture (live, --raw) and replay: capture.c */
 	/*
@@ -105,6 +107,15 @@ struct session {
 	int cap_err;
 	const struct pm_owner *owner; /* of the output files: the sudo user, else NULL */
 	struct pm_owner sudo_user;
+	/*
+	 * a source's snapshot in progress (pm_cap_snap_begin()): its reads
+	 * logged there live (--raw), served from there at replay; NULL when none
+	 */
+	struct pm_slog *snap;
+	/* replay: the SNAPMEM parts of the next snapshot, joined */
+	uint8_t *snap_buf;
+	size_t snap_len, snap_cap;
+	uint64_t snap_bytes, snap_count; /* live: the snapshots' bytes in the capture, and how many */
 	uint64_t keep;                /* stack bytes the last sample needs, UINT64_MAX = all */
 	uint64_t vpcs[PM_REG_MAX_FRAMES]; /* the check walk over a cut copy */
 };

@@ -40,6 +40,7 @@ struct pm_rec_sample;
 struct pm_rec;
 struct pm_evt_spec;
 struct pm_stack_frame;
+struct pm_data_snap;
 
 struct pm_source {
 	const char *name;
@@ -104,6 +105,13 @@ struct pm_source {
 	 * bounds the loop's poll.
 	 */
 	uint64_t (*timer)(struct session *s, uint64_t now);
+	/*
+	 * Replay: the capture's record of a snapshot its timer took (of type
+	 * snap_type: WALL, INUSE), its reads ready (pm_cap_snap_begin()
+	 * serves them): take it again, through the same code as live.
+	 */
+	uint32_t snap_type;
+	void (*snapshot)(struct session *s, const struct pm_data_snap *sn);
 	/*
 	 * Frames it makes itself, of map PM_SES_SRC_MAP(its index) (markers,
 	 * label tags): the pprof location of @f, 0 for none.

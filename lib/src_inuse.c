@@ -17,12 +17,15 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "capture.h"
+#include "datafile.h"
 #include "elfimg.h"
 #include "gopclntab.h"
 #include "idtab.h"
 #include "maps.h"
 #include "profile.h"
 #include "session.h"
+#include "snaplog.h"
 #include "src_alloc.h"
 #include "stacks.h"
 #include "symtab.h"
@@ -34,7 +37,7 @@
 #define MAX_NSTK 4096          /* PCs of one bucket at most (the runtime's: 1024 + 2) */
 #define MAX_PCS (1u << 24)     /* PCs of one process's buckets at most, all together */
 #define MAX_SIZE (1ULL << 40)  /* bytes: a larger object is a bad read */
-#define BATCH 1024             /* iovecs per process_vm_readv (IOV_MAX) */
+#define BATCH 1024             /* reads batched at once */
 #define TRIES 4                /* a record's reads until two agree */
 #define SNAP_TRIES 3           /* a read of all records, the GC cycle changing */
 #define DEFAULT_RATE 524288
@@ -84,6 +87,11 @@ struct inuse {
 	uint64_t once_ns; /* of this read: setting up, frames named (not counted in the rate) */
 	uint8_t *buf, *buf2;
 	size_t bufcap;
+	struct pm_slog *slog;   /* --raw and replay: the reads' log (capture.h) */
+	/* replay: the processes of the read at the end, when the capture has it */
+	pid_t final_pids[PM_DATA_SNAP_MAX_PIDS];
+	size_t final_n;
+	bool final_seen;
 };
 
 static struct inuse *inuse_of(const struct session *s)
@@ -103,12 +111,6 @@ static int inuse_configure(struct session *s)
 {
 	if (!s->cfg->inuse)
 		return 0;
-	if (s->cfg->raw) {
-		pm_ses_err(s->res, PM_REC_USAGE,
-			   "--inuse cannot be combined with --raw yet: a capture does not hold the "
-			   "heap records; record the in-use profile without --raw");
-		return -1;
-	}
 	return 0;
 }
 
@@ -121,25 +123,25 @@ static void inuse_begin(struct session *s)
 {
 	struct inuse *st = inuse_of(s);
 
-	st->on = s->cfg && s->cfg->inuse && !s->replay;
+	st->on = s->cfg && s->cfg->inuse; /* at replay, from the capture's INUSE records */
 	st->interval = INTERVAL;
 }
 
 /* ---- reading the target ---- */
 
-static bool readv1(pid_t pid, uint64_t addr, void *buf, size_t len)
+/* The reads go through the capture (capture.h): logged with --raw, served at replay. */
+static bool readv1(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
-
 	if (!addr || addr >= (1ULL << 56) || !len)
 		return false;
-	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len;
+	return pm_cap_read(s, pid, addr, buf, len) == 0;
 }
 
 /* @n reads of @len bytes at @addr[i] into @buf (consecutive); false when one fails. */
-static bool readv_n(pid_t pid, const uint64_t *addr, size_t n, size_t len, uint8_t *buf)
+static bool readv_n(struct session *s, pid_t pid, const uint64_t *addr, size_t n, size_t len,
+		    uint8_t *buf)
 {
-	struct iovec l[BATCH], r[BATCH];
+	struct pm_cap_rd r[BATCH];
 
 	for (size_t i = 0; i < n; i += BATCH) {
 		size_t k = n - i < BATCH ? n - i : BATCH;
@@ -147,13 +149,14 @@ static bool readv_n(pid_t pid, const uint64_t *addr, size_t n, size_t len, uint8
 		for (size_t j = 0; j < k; j++) {
 			if (!addr[i + j] || addr[i + j] >= (1ULL << 56))
 				return false;
-			l[j].iov_base = buf + (i + j) * len;
-			l[j].iov_len = len;
-			r[j].iov_base = (void *)(uintptr_t)addr[i + j];
-			r[j].iov_len = len;
+			r[j].addr = addr[i + j];
+			r[j].buf = buf + (i + j) * len;
+			r[j].len = len;
 		}
-		if (process_vm_readv(pid, l, k, r, k, 0) != (ssize_t)(k * len))
-			return false;
+		pm_cap_readv(s, pid, r, k);
+		for (size_t j = 0; j < k; j++)
+			if (!r[j].ok)
+				return false;
 	}
 	return true;
 }
@@ -278,7 +281,23 @@ static void setup(struct session *s, struct iproc *p)
 
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)p->pid);
 	free(p->path);
-	p->path = realpath(exe, NULL);
+	p->path = s->replay ? NULL : realpath(exe, NULL);
+	{ /* the path, logged with --raw: the replay's (its length, then its bytes) */
+		uint64_t n = p->path ? strlen(p->path) : 0;
+
+		if (pm_cap_value(s, p->pid, PM_CAP_KEY_INUSE_PATH, &n, sizeof(n)) || n > 4096)
+			n = 0;
+		if (s->replay && n) {
+			p->path = xcalloc(1, (size_t)n + 1);
+			if (pm_cap_value(s, p->pid, PM_CAP_KEY_INUSE_PATH + 8, p->path, (size_t)n) ||
+			    strlen(p->path) != n) {
+				free(p->path);
+				p->path = NULL;
+			}
+		} else if (n) {
+			pm_cap_value(s, p->pid, PM_CAP_KEY_INUSE_PATH + 8, p->path, (size_t)n);
+		}
+	}
 	if (!p->path)
 		return; /* not there yet, or gone: tried again at the next read */
 	e = pm_elf_open(p->path);
@@ -332,8 +351,8 @@ static void setup(struct session *s, struct iproc *p)
 					found = true;
 				}
 			}
-			if (!found && !t)
-				pm_reg_load_maps(s->reg, p->pid, NULL);
+			if (!found && !t && !s->replay) /* (--raw: into the capture too) */
+				pm_cap_check(s, pm_reg_load_maps(s->reg, p->pid, s->cap));
 		}
 		if (!found)
 			goto out; /* tried again at the next read */
@@ -464,7 +483,7 @@ static bool make_frames(struct session *s, struct iproc *p, struct bkt *b)
  * freed at its end; the reads are spaced to take BUDGET of a core, so a
  * failing walk repeated at every read costs no more CPU than that.
  */
-static bool walk_new(struct inuse *st, struct iproc *p, uint64_t head)
+static bool walk_new(struct session *s, struct inuse *st, struct iproc *p, uint64_t head)
 {
 	struct bkt *nw = NULL;
 	size_t nn = 0, cap = 0;
@@ -480,7 +499,7 @@ static bool walk_new(struct inuse *st, struct iproc *p, uint64_t head)
 			st->cycles++;
 			break;
 		}
-		if (p->nb + nn >= MAX_BUCKETS || (a & 7) || !readv1(p->pid, a, h, sizeof(h)))
+		if (p->nb + nn >= MAX_BUCKETS || (a & 7) || !readv1(s, p->pid, a, h, sizeof(h)))
 			goto bad;
 		/* {next, allnext, typ, hash, size, nstk} */
 		if (h[2] != MEM_PROFILE || h[5] > MAX_NSTK || h[4] > MAX_SIZE ||
@@ -492,7 +511,7 @@ static bool walk_new(struct inuse *st, struct iproc *p, uint64_t head)
 		b.nstk = (uint32_t)h[5];
 		if (b.nstk) {
 			b.stk = xmalloc(b.nstk * sizeof(uint64_t));
-			if (!readv1(p->pid, a + HDR, b.stk, b.nstk * sizeof(uint64_t))) {
+			if (!readv1(s, p->pid, a + HDR, b.stk, b.nstk * sizeof(uint64_t))) {
 				free(b.stk);
 				goto bad;
 			}
@@ -558,9 +577,9 @@ static bool read_proc(struct session *s, struct inuse *st, struct iproc *p)
 		int64_t rate;
 		bool clear = true;
 
-		if (p->cycle_at && !readv1(p->pid, p->cycle_at, &c0, 4))
+		if (p->cycle_at && !readv1(s, p->pid, p->cycle_at, &c0, 4))
 			return false;
-		if (!readv1(p->pid, p->mbuckets, &head, 8) || !walk_new(st, p, head))
+		if (!readv1(s, p->pid, p->mbuckets, &head, 8) || !walk_new(s, st, p, head))
 			return false;
 		if (p->nb * rl > st->bufcap) {
 			st->bufcap = p->nb * rl * 2;
@@ -570,9 +589,9 @@ static bool read_proc(struct session *s, struct inuse *st, struct iproc *p)
 		addr = xmalloc((p->nb ? p->nb : 1) * sizeof(*addr));
 		for (size_t i = 0; i < p->nb; i++)
 			addr[i] = p->b[i].addr + HDR + 8ULL * p->b[i].nstk;
-		if (!readv_n(p->pid, addr, p->nb, rl, st->buf) ||
-		    !readv_n(p->pid, addr, p->nb, rl, st->buf2) ||
-		    (p->cycle_at && !readv1(p->pid, p->cycle_at, &c1, 4))) {
+		if (!readv_n(s, p->pid, addr, p->nb, rl, st->buf) ||
+		    !readv_n(s, p->pid, addr, p->nb, rl, st->buf2) ||
+		    (p->cycle_at && !readv1(s, p->pid, p->cycle_at, &c1, 4))) {
 			free(addr);
 			return false;
 		}
@@ -595,7 +614,7 @@ static bool read_proc(struct session *s, struct inuse *st, struct iproc *p)
 			published(p, b, st->buf2 + i * rl, clear, cyc, v2);
 			for (k = 0; k < TRIES && (memcmp(v1, v2, sizeof(v1)) || !plausible(b, v1)); k++) {
 				st->retried++;
-				if (!readv1(p->pid, addr[i], r1, rl) || !readv1(p->pid, addr[i], r2, rl))
+				if (!readv1(s, p->pid, addr[i], r1, rl) || !readv1(s, p->pid, addr[i], r2, rl))
 					continue;
 				published(p, b, r1, clear, cyc, v1);
 				published(p, b, r2, clear, cyc, v2);
@@ -615,7 +634,8 @@ static bool read_proc(struct session *s, struct inuse *st, struct iproc *p)
 				uint64_t t0 = cpu_now();
 
 				if (!make_frames(s, p, b)) {
-					pm_reg_load_maps(s->reg, p->pid, NULL);
+					if (!s->replay) /* (--raw: into the capture too) */
+						pm_cap_check(s, pm_reg_load_maps(s->reg, p->pid, s->cap));
 					if (!make_frames(s, p, b))
 						b->ok = false; /* its frames at a later read */
 				}
@@ -623,7 +643,7 @@ static bool read_proc(struct session *s, struct inuse *st, struct iproc *p)
 			}
 		}
 		free(addr);
-		if (p->rate_at && readv1(p->pid, p->rate_at, &rate, 8) && rate >= 0) {
+		if (p->rate_at && readv1(s, p->pid, p->rate_at, &rate, 8) && rate >= 0) {
 			p->rate = rate;
 			p->rate_known = true;
 		}
@@ -646,24 +666,34 @@ static struct iproc *proc_of(struct inuse *st, pid_t pid)
 	return &st->procs[st->nprocs++];
 }
 
-/* Still running: its executable still named (not a zombie, not gone). */
-static bool alive(pid_t pid)
+/* Still running: its executable still named (not a zombie, not gone); logged with --raw. */
+static bool alive(struct session *s, pid_t pid)
 {
 	char exe[64], buf[8];
+	uint8_t v = 0;
 
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-	return readlink(exe, buf, sizeof(buf)) > 0;
+	if (!s->replay) {
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+		v = readlink(exe, buf, sizeof(buf)) > 0;
+	}
+	pm_cap_value(s, pid, PM_CAP_KEY_INUSE_ALIVE, &v, 1);
+	return v == 1;
 }
 
-/* Every target read once. */
-static void read_all(struct session *s, struct inuse *st, bool final)
+/*
+ * Every target (@pids) read once, live from the timer and at the end, at
+ * replay from the capture's INUSE records (their reads logged and served
+ * by capture.h): the same code, the same profile.
+ */
+static void read_all(struct session *s, struct inuse *st, bool final, uint64_t now,
+		     const pid_t *pids, size_t n)
 {
-	size_t n = s->attach ? pm_att_nprocs(s) : (s->cmd_pid ? 1 : 0);
 	uint64_t c0 = cpu_now(), ns;
 
 	st->once_ns = 0;
+	pm_cap_snap_begin(s, &st->slog);
 	for (size_t i = 0; i < n; i++) {
-		pid_t pid = s->attach ? pm_att_pid(s, i) : s->cmd_pid;
+		pid_t pid = pids[i];
 		struct iproc *p = proc_of(st, pid);
 
 		if (!p->state) {
@@ -678,11 +708,15 @@ static void read_all(struct session *s, struct inuse *st, bool final)
 		if (read_proc(s, st, p)) {
 			if (final)
 				p->final_ok = true;
-		} else if (!final && alive(pid)) {
+		} else if (!final && alive(s, pid)) {
 			st->failed++; /* (not the reads of a process exiting) */
 		}
 	}
 	ns = cpu_now() - c0;
+	/* the CPU times: the replay's are the live ones */
+	pm_cap_value(s, 0, PM_CAP_KEY_SNAP_CPU, &ns, sizeof(ns));
+	pm_cap_value(s, 0, PM_CAP_KEY_SNAP_CPU + 8, &st->once_ns, sizeof(st->once_ns));
+	pm_cap_snap_end(s, PM_DATA_REC_INUSE, final ? PM_DATA_SNAP_FINAL : 0, now, pids, n);
 	st->cpu_ns += ns;
 	if (ns > st->max_ns)
 		st->max_ns = ns;
@@ -692,17 +726,50 @@ static void read_all(struct session *s, struct inuse *st, bool final)
 		st->interval = INTERVAL;
 }
 
+/* Live: the targets' pids. */
+static size_t live_pids(struct session *s, pid_t *pids)
+{
+	size_t n = 0;
+
+	if (s->attach)
+		for (size_t i = 0; i < pm_att_nprocs(s) && n < PM_DATA_SNAP_MAX_PIDS; i++)
+			pids[n++] = pm_att_pid(s, i);
+	else if (s->cmd_pid)
+		pids[n++] = s->cmd_pid;
+	return n;
+}
+
 static uint64_t inuse_timer(struct session *s, uint64_t now)
 {
 	struct inuse *st = inuse_of(s);
+	pid_t pids[PM_DATA_SNAP_MAX_PIDS];
 
-	if (!st->on)
+	if (!st->on || s->replay)
 		return 0;
 	if (now < st->next)
 		return st->next;
-	read_all(s, st, false);
+	read_all(s, st, false, now, pids, live_pids(s, pids));
 	st->next = pm_now_ns() + st->interval;
 	return st->next;
+}
+
+/* Replay: a read; the one at the end is kept for the profile (inuse_profile_head()). */
+static void inuse_snapshot(struct session *s, const struct pm_data_snap *sn)
+{
+	struct inuse *st = inuse_of(s);
+	pid_t pids[PM_DATA_SNAP_MAX_PIDS];
+
+	if (!st->on)
+		return;
+	for (size_t i = 0; i < sn->npids; i++)
+		pids[i] = (pid_t)pm_le32((const uint8_t *)&sn->pids[i]);
+	if (sn->flags & PM_DATA_SNAP_FINAL) {
+		memcpy(st->final_pids, pids, sn->npids * sizeof(*pids));
+		st->final_n = sn->npids;
+		st->final_seen = true;
+		return;
+	}
+	read_all(s, st, false, sn->time, pids, sn->npids);
 }
 
 /* ---- the profile ---- */
@@ -795,7 +862,14 @@ static void inuse_profile_head(struct session *s, struct pm_profile *p)
 
 	if (!st->on)
 		return;
-	read_all(s, st, true); /* the end: the targets still there read once more */
+	/* the end: the targets still there read once more (at replay, if the capture has it) */
+	if (!s->replay) {
+		pid_t pids[PM_DATA_SNAP_MAX_PIDS];
+
+		read_all(s, st, true, pm_now_ns(), pids, live_pids(s, pids));
+	} else if (st->final_seen) {
+		read_all(s, st, true, 0, st->final_pids, st->final_n);
+	}
 	for (size_t i = 0; i < st->nprocs; i++) {
 		struct iproc *ip = &st->procs[i];
 		int64_t r = ip->rate_known ? ip->rate : DEFAULT_RATE;
@@ -957,6 +1031,7 @@ static void inuse_end(struct session *s)
 	free(st->procs);
 	free(st->buf);
 	free(st->buf2);
+	pm_slog_free(st->slog);
 }
 
 const struct pm_source pm_src_inuse = {
@@ -967,6 +1042,8 @@ const struct pm_source pm_src_inuse = {
 	.begin = inuse_begin,
 	.end = inuse_end,
 	.timer = inuse_timer,
+	.snap_type = PM_DATA_REC_INUSE,
+	.snapshot = inuse_snapshot,
 	.location = inuse_location,
 	.stack_labels = inuse_stack_labels,
 	.profile_head = inuse_profile_head,

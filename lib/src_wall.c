@@ -10,12 +10,15 @@
 #include <time.h>
 
 #include "attach.h"
+#include "capture.h"
+#include "datafile.h"
 #include "elfimg.h"
 #include "goroutine.h"
 #include "idtab.h"
 #include "maps.h"
 #include "profile.h"
 #include "session.h"
+#include "snaplog.h"
 #include "stacks.h"
 #include "symtab.h"
 
@@ -24,7 +27,6 @@
 #define WALL_REASONS 256      /* g.waitreason is a uint8 */
 #define WALL_PREEMPTED WALL_REASONS /* a label's reason: preempted (no uint8 reads as it) */
 #define WALL_BUCKETS 22       /* parked: 0, then 1, 2, 5 x 10^k ms */
-#define WALL_BATCH 1024       /* iovecs per process_vm_readv (IOV_MAX) */
 #define WALL_CHUNK 16384      /* goroutines a snapshot works on at once */
 #define WALL_GBUF 1024        /* bytes of a runtime.g read at most (G_READ_MAX) */
 #define WALL_NAME_TRIES 20    /* snapshots that try to open the binary for its names */
@@ -36,13 +38,6 @@ static const char *const state_name[ST_N] = { "running", "runnable", "waiting", 
 enum { MK_RUNNING, MK_N };
 #define MARKER_BIT (1ULL << 32) /* a marker frame's addr; a label frame's is its index */
 static const char *const marker_name[MK_N] = { "[running]" };
-
-struct rd {
-	uint64_t addr;
-	void *buf;
-	size_t len;
-	bool ok;
-};
 
 /* One goroutine's g as last walked: its stack's frame ids, valid while the key holds. */
 struct went {
@@ -123,10 +118,11 @@ struct wall {
 	/* scratch, kept from one snapshot to the next (no fresh pages each time) */
 	uint8_t *gbuf, *gbuf2, *sbuf;
 	size_t gcap, scap;
-	struct rd *r, *sr, *gr;
+	struct pm_cap_rd *r, *sr, *gr;
 	size_t *walk;
 	size_t rcap;
 	bool setup;             /* this snapshot found a process's layout (not counted in the rate) */
+	struct pm_slog *slog;   /* --raw and replay: the snapshots' reads (capture.h) */
 	uint64_t pcs[PM_REG_MAX_FRAMES];
 };
 
@@ -142,12 +138,6 @@ static int wall_configure(struct session *s)
 	if (s->cfg->wall_hz > 1000) {
 		pm_ses_err(s->res, PM_REC_USAGE, "invalid --wall rate '%u': must be 1..1000 snapshots a second",
 			   s->cfg->wall_hz);
-		return -1;
-	}
-	if (s->cfg->raw) {
-		pm_ses_err(s->res, PM_REC_USAGE,
-			   "--wall cannot be combined with --raw yet: a capture does not hold the "
-			   "snapshots; record the wall profile without --raw");
 		return -1;
 	}
 	return 0;
@@ -237,7 +227,7 @@ static bool read_names(struct wproc *w, const char *path)
  * now and then while a launched program starts (tried again at the next
  * snapshots, WALL_NAME_TRIES in all)
  */
-static void find_names(struct wproc *p)
+static void find_names(struct wproc *p, bool replay)
 {
 	char exe[64];
 
@@ -245,50 +235,12 @@ static void find_names(struct wproc *p)
 		return;
 	p->name_tries++;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)p->pid);
-	if (read_names(p, p->path) || read_names(p, exe))
+	/* (at replay the process is gone: its binary by the path the capture has) */
+	if (read_names(p, p->path) || (!replay && read_names(p, exe)))
 		p->name_tries = WALL_NAME_TRIES;
 	if (!p->nnames && p->name_tries == WALL_NAME_TRIES)
 		pm_warn("--wall: PID %d: the runtime's names of wait reasons were not found in "
 			"its binary: wait_reason labels are numbers", (int)p->pid);
-}
-
-/* ---- reading the target ---- */
-
-/* Many reads, IOV_MAX at a time; a read that faults is marked, the rest go on. */
-static void read_many(pid_t pid, struct rd *r, size_t n)
-{
-	struct iovec lv[WALL_BATCH], rv[WALL_BATCH];
-	size_t i = 0;
-
-	while (i < n) {
-		size_t k = 0, j;
-		ssize_t got;
-
-		for (j = i; j < n && k < WALL_BATCH; j++, k++) {
-			lv[k].iov_base = r[j].buf;
-			lv[k].iov_len = r[j].len;
-			rv[k].iov_base = (void *)(uintptr_t)r[j].addr;
-			rv[k].iov_len = r[j].len;
-			r[j].ok = false;
-		}
-		got = process_vm_readv(pid, lv, k, rv, k, 0);
-		if (got < 0)
-			got = 0;
-		/* it stops at the first that faults: those before it were read whole */
-		for (j = 0; j < k && (size_t)got >= r[i + j].len; j++) {
-			r[i + j].ok = true;
-			got -= (ssize_t)r[i + j].len;
-		}
-		i += j < k ? j + 1 : k; /* skip the one that faulted */
-	}
-}
-
-static int read_pid(void *arg, uint64_t addr, void *buf, size_t len)
-{
-	struct rd r = { addr, buf, len, false };
-
-	read_many(*(pid_t *)arg, &r, 1);
-	return r.ok ? 0 : -EFAULT;
 }
 
 /* ---- labels and marker frames ---- */
@@ -499,8 +451,13 @@ static bool proc_ready(struct session *s, struct wall *w, struct wproc *p)
 
 	if (p->state)
 		return p->state == 1;
-	if (!pm_maps_known(s->maps, p->pid))
-		pm_maps_load_proc(s->maps, p->pid);
+	/* (--raw: the maps into the capture too; at replay, they are there) */
+	if (!s->replay && !pm_maps_known(s->maps, p->pid)) {
+		if (s->cap)
+			pm_cap_check(s, pm_reg_load_maps(s->reg, p->pid, s->cap));
+		else
+			pm_maps_load_proc(s->maps, p->pid);
+	}
 	for (size_t i = 0; i < pm_maps_count(s->maps) && n < PM_ARRAY_SIZE(pcs); i++) {
 		const struct pm_map *m = pm_maps_at(s->maps, (uint32_t)i);
 
@@ -518,7 +475,7 @@ static bool proc_ready(struct session *s, struct wall *w, struct wproc *p)
 		return false;
 	}
 	p->path = path ? xstrdup(path) : NULL;
-	find_names(p);
+	find_names(p, s->replay);
 	w->setup = true;
 	p->state = 1;
 	return true;
@@ -590,7 +547,7 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 	const struct pm_gor_layout *l = p->l;
 	uint32_t gsz = l->g_size;
 	size_t i, nwalk = 0;
-	struct rd *r;
+	struct pm_cap_rd *r;
 	size_t *walk;
 
 	gsz = (gsz + 7) & ~7u;
@@ -616,7 +573,7 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 		r[i].buf = w->gbuf + i * gsz;
 		r[i].len = gsz;
 	}
-	read_many(p->pid, r, n);
+	pm_cap_readv(s, p->pid, r, n);
 	for (i = 0; i < n; i++) {
 		const uint8_t *gb = w->gbuf + i * gsz;
 		struct went *e = &ent[i];
@@ -649,7 +606,7 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 	 * second read, then dropped
 	 */
 	for (int round = 0; round < 2 && nwalk; round++) {
-		struct rd *sr = w->sr, *gr = w->gr;
+		struct pm_cap_rd *sr = w->sr, *gr = w->gr;
 		pid_t pid = p->pid;
 		size_t total = 0, off = 0, nretry = 0;
 
@@ -671,7 +628,7 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 			sr[k].buf = w->sbuf + off;
 			off += sr[k].len;
 		}
-		read_many(pid, sr, nwalk);
+		pm_cap_readv(s, pid, sr, nwalk);
 		pm_reg_set_pid(s->reg, pid);
 		for (size_t k = 0; k < nwalk; k++) {
 			const uint8_t *gb = w->gbuf + walk[k] * gsz;
@@ -702,8 +659,9 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 			in.bp = pm_le64(gb + l->g_sched_bp);
 			in.stack = sr[k].buf;
 			in.stack_len = sr[k].len;
-			in.read_mem = read_pid;
-			in.read_arg = &pid;
+			s->unw_pid = pid; /* past the copy: read as the snapshot's reads are */
+			in.read_mem = pm_cap_unw_read;
+			in.read_arg = s;
 			nf = pm_unw_walk(pm_reg_unwinder(s->reg, pid), &in, w->pcs, PM_REG_MAX_FRAMES,
 					 &status);
 			nf = frames_of(s, pid, w->pcs, nf, ids);
@@ -723,7 +681,7 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 			gr[k].len = gsz;
 		}
 		/* read again: a goroutine that ran meanwhile is dropped (counted), never misplaced */
-		read_many(pid, gr, nwalk);
+		pm_cap_readv(s, pid, gr, nwalk);
 		for (size_t k = 0; k < nwalk; k++) {
 			const uint8_t *gb = w->gbuf + walk[k] * gsz;
 			struct went *e = &ent[walk[k]];
@@ -873,7 +831,7 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 
 	if (!proc_ready(s, w, p))
 		return;
-	find_names(p);
+	find_names(p, s->replay);
 	pm_gor_pass(s->gor);
 	if (pm_gor_all(s->gor, p->pid, &gs, &n) != 0) {
 		/*
@@ -916,30 +874,28 @@ static uint64_t thread_cpu_ns(void)
 }
 
 /*
- * The rate: HZ snapshots a second, but the next one comes no sooner than
- * ten times the CPU time the last one took, so that snapshots take at
- * most a tenth of one core (WALL_BUDGET), however many goroutines.  The
- * snapshot that first reads a process (its layout, its binary) does not
- * count.  Each goroutine's sample weighs the time since the previous
- * snapshot, so the wall time adds up whatever the rate.
+ * The processes' snapshots at @now, live from the timer and at replay from
+ * the capture's WALL record (its reads logged and served by capture.h):
+ * the same code, the same profile.  The rate: HZ snapshots a second, but
+ * the next one comes no sooner than ten times the CPU time the last one
+ * took, so that snapshots take at most a tenth of one core (WALL_BUDGET),
+ * however many goroutines.  The snapshot that first reads a process (its
+ * layout, its binary) does not count.  Each goroutine's sample weighs the
+ * time since the previous snapshot, so the wall time adds up whatever the
+ * rate.
  */
-static uint64_t wall_timer(struct session *s, uint64_t now)
+static void snapshots(struct session *s, struct wall *w, uint64_t now, const pid_t *pids,
+		      size_t npids)
 {
-	struct wall *w = wall_of(s);
 	uint64_t c0, c, iv;
 
-	if (!w || !w->hz)
-		return 0;
-	if (now < w->next)
-		return w->next;
 	c0 = thread_cpu_ns();
-	if (s->attach) {
-		for (size_t i = 0; i < pm_att_nprocs(s); i++)
-			snapshot_proc(s, w, proc_of(w, pm_att_pid(s, i)), now);
-	} else if (s->cmd_pid > 0) {
-		snapshot_proc(s, w, proc_of(w, s->cmd_pid), now);
-	}
+	pm_cap_snap_begin(s, &w->slog);
+	for (size_t i = 0; i < npids; i++)
+		snapshot_proc(s, w, proc_of(w, pids[i]), now);
 	c = thread_cpu_ns() - c0;
+	pm_cap_value(s, 0, PM_CAP_KEY_SNAP_CPU, &c, sizeof(c)); /* (the replay's: the live one's) */
+	pm_cap_snap_end(s, PM_DATA_REC_WALL, 0, now, pids, npids);
 	w->snapshots++;
 	if (w->setup) {
 		w->setup_ns += c;
@@ -955,8 +911,39 @@ static uint64_t wall_timer(struct session *s, uint64_t now)
 	if ((double)iv < (double)c / WALL_BUDGET)
 		iv = (uint64_t)((double)c / WALL_BUDGET);
 	w->interval = iv;
-	w->next = (w->next && w->next + iv > now ? w->next : now) + iv;
+}
+
+static uint64_t wall_timer(struct session *s, uint64_t now)
+{
+	struct wall *w = wall_of(s);
+	pid_t pids[PM_DATA_SNAP_MAX_PIDS];
+	size_t n = 0;
+
+	if (!w || !w->hz)
+		return 0;
+	if (now < w->next)
+		return w->next;
+	if (s->attach) {
+		for (size_t i = 0; i < pm_att_nprocs(s) && n < PM_ARRAY_SIZE(pids); i++)
+			pids[n++] = pm_att_pid(s, i);
+	} else if (s->cmd_pid > 0) {
+		pids[n++] = s->cmd_pid;
+	}
+	snapshots(s, w, now, pids, n);
+	w->next = (w->next && w->next + w->interval > now ? w->next : now) + w->interval;
 	return w->next;
+}
+
+static void wall_snapshot(struct session *s, const struct pm_data_snap *sn)
+{
+	struct wall *w = wall_of(s);
+	pid_t pids[PM_DATA_SNAP_MAX_PIDS];
+
+	if (!w || !w->hz)
+		return;
+	for (size_t i = 0; i < sn->npids; i++)
+		pids[i] = (pid_t)pm_le32((const uint8_t *)&sn->pids[i]);
+	snapshots(s, w, sn->time, pids, sn->npids);
 }
 
 static void wall_begin(struct session *s)
@@ -1140,6 +1127,7 @@ static void wall_end(struct session *s)
 	free(w->sr);
 	free(w->gr);
 	free(w->walk);
+	pm_slog_free(w->slog);
 }
 
 const struct pm_source pm_src_wall = {
@@ -1148,6 +1136,8 @@ const struct pm_source pm_src_wall = {
 	.configure = wall_configure,
 	.nvalues = wall_nvalues,
 	.timer = wall_timer,
+	.snap_type = PM_DATA_REC_WALL,
+	.snapshot = wall_snapshot,
 	.location = wall_location,
 	.stack_labels = wall_stack_labels,
 	.profile_head = wall_profile_head,

@@ -110,10 +110,10 @@ if [ ! -x "$golden/go/shares" ] || ! cmp -s "$top/tests/go/shares/main.go" "$gsr
 	cp "$top/tests/go/shares/main.go" "$gsrc/main.go"
 	(cd "$gsrc" && GOCACHE="$golden/gocache" "$GO" build -o "$golden/go/shares" .)
 fi
-# fuzz-replay's seeds of --locks and --alloc (tests/fuzz/corpus/fuzz-replay/)
-# name these by path: built there the same way, so that they unwind and
-# symbolize for real
-for name in locks alloc; do
+# fuzz-replay's seeds of --locks, --alloc, --wall and --inuse
+# (tests/fuzz/corpus/fuzz-replay/) name these by path: built there the same
+# way, so that they unwind and symbolize for real
+for name in locks alloc wallwait; do
 	if [ ! -x "$golden/go/$name" ] || ! cmp -s "$top/tests/go/$name/main.go" "$golden/src/$name/main.go"; then
 		mkdir -p "$golden/src/$name" "$golden/go" "$golden/gocache"
 		cp "$top/tests/go/$name/main.go" "$golden/src/$name/main.go"

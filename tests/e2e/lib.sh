@@ -67,6 +67,37 @@ expect_fail() {
 
 gotool() { GOCACHE=$FIX/gocache "$GO" "$@"; }
 
+# replay_equiv NAME LIVE CAPTURE INDEX...: `report -i CAPTURE` gives the live
+# profile LIVE (both written by one `record --raw`): per sample index, the
+# same text report (but its first line, the file's name: its header,
+# comments and table) and the same folded stacks with their values; and
+# the same totals.  The replayed pprof is $T/NAME.re.pb.gz.
+replay_equiv() {
+	n=$1 live=$2 cap=$3
+	shift 3
+	if ! "$PMUPROF" report -i "$cap" --pprof "$T/$n.re.pb.gz" >/dev/null 2>"$T/$n.re.err" ||
+		[ -s "$T/$n.re.err" ]; then
+		fail "$n-replay" "$(head -2 "$T/$n.re.err" | tr '\n' '|')"
+		return
+	fi
+	why= tot=
+	for si in "$@"; do
+		for x in live re; do
+			f=$live
+			[ $x = re ] && f=$T/$n.re.pb.gz
+			{ "$PMUPROF" report -i "$f" --top 0 --sample-index "$si" | sed 1d
+			  "$PMUPROF" report -i "$f" --sample-index "$si" --folded; } >"$T/$n.$x.$si" 2>&1
+		done
+		t=$(awk '/^[^#]/ { s += $NF } END { printf "%.0f", s }' "$T/$n.live.$si")
+		tot="$tot $si $t"
+		if ! cmp -s "$T/$n.live.$si" "$T/$n.re.$si" || [ "$t" = 0 ]; then
+			why="$why $si: total $t, $(diff "$T/$n.live.$si" "$T/$n.re.$si" | grep -c '^[<>]') lines differ: $(diff "$T/$n.live.$si" "$T/$n.re.$si" | grep '^[<>]' | head -2 | tr '\n' '|')"
+		fi
+	done
+	echo "# $n: live == replay:$tot; capture $(wc -c <"$cap") bytes"
+	if [ -z "$why" ]; then pass "$n-replay"; else fail "$n-replay" "$why"; fi
+}
+
 # Self share, in percent with one decimal, of frames named exactly FUNC as the
 # leaf of folded stacks in FILE.
 share() {

@@ -20,6 +20,10 @@
 # share of the program's own goroutine profile within 3 points.
 # On Go 1.19, 1.26, 1.27; launched, attached, and stripped (= plain).
 #
+# With --raw (launched on 1.26, attached on 1.27): the same checks on the
+# live profile, and `report -i` of the capture gives it again (the text
+# report, folded stacks and totals of wall and cpu).
+#
 # Then a goroutine made but not run yet (g.sched.pc is its function's
 # entry, not a return address): named as its function, never as the end of
 # the function before it in the text (-fresh: main keeps the one P).
@@ -100,19 +104,23 @@ judge() {
 	case $first in *" waiting "*"$want"*) pass "$n-report-states" ;; *) fail "$n-report-states" "first row '$first', want waiting $want" ;; esac
 }
 
-launch() { # NAME FIXTURE
-	"$PMUPROF" record --all-frames -q -e cpu-clock --wall -o "$T/$1.pb.gz" -- "$2" $ARGS -pprof "$T/$1.gor.pb.gz" 2 >"$T/$1.out" 2>"$T/$1.err"
-	judge "$1" 0
+launch() { # NAME FIXTURE [RECORD OPTIONS]
+	n=$1 fx=$2
+	shift 2
+	"$PMUPROF" record --all-frames -q -e cpu-clock --wall "$@" -o "$T/$n.pb.gz" -- "$fx" $ARGS -pprof "$T/$n.gor.pb.gz" 2 >"$T/$n.out" 2>"$T/$n.err"
+	judge "$n" 0
 }
-attach() { # NAME FIXTURE
-	: >"$T/$1.out"
-	"$2" $ARGS -pprof "$T/$1.gor.pb.gz" 2.4 >"$T/$1.out" 2>&1 &
+attach() { # NAME FIXTURE [RECORD OPTIONS]
+	n=$1 fx=$2
+	shift 2
+	: >"$T/$n.out"
+	"$fx" $ARGS -pprof "$T/$n.gor.pb.gz" 2.4 >"$T/$n.out" 2>&1 &
 	p=$!
 	wait_ready=0
-	while ! grep -q '^ready' "$T/$1.out" && [ $wait_ready -lt 50 ]; do sleep 0.1; wait_ready=$((wait_ready + 1)); done
-	"$PMUPROF" record --all-frames -q -e cpu-clock --wall=$HZ -p $p --duration 1.6 -o "$T/$1.pb.gz" 2>"$T/$1.err"
+	while ! grep -q '^ready' "$T/$n.out" && [ $wait_ready -lt 50 ]; do sleep 0.1; wait_ready=$((wait_ready + 1)); done
+	"$PMUPROF" record --all-frames -q -e cpu-clock --wall=$HZ "$@" -p $p --duration 1.6 -o "$T/$n.pb.gz" 2>"$T/$n.err"
 	wait $p
-	judge "$1" 1
+	judge "$n" 1
 }
 
 launches="go go126 go127" fresh="go go127"
@@ -130,6 +138,16 @@ done
 [ -x "$FIX/go126/wallwait" ] && attach go126-attach "$FIX/go126/wallwait"
 [ -x "$FIX/go127/wallwait" ] && attach go127-stripped-attach "$FIX/go127/wallwait-stripped"
 [ -z "$SAN" ] && [ -x "$GOFIX/wallwait" ] && attach go119-stripped-attach "$GOFIX/wallwait-stripped"
+
+# --raw: the snapshots in the capture, replayed to the live profile
+if [ -x "$FIX/go126/wallwait" ]; then
+	launch go126-raw "$FIX/go126/wallwait" --raw "$T/go126-raw.data"
+	replay_equiv go126-raw "$T/go126-raw.pb.gz" "$T/go126-raw.data" wall cpu
+fi
+if [ -z "$SAN" ] && [ -x "$FIX/go127/wallwait" ]; then
+	attach go127-raw-attach "$FIX/go127/wallwait" --raw "$T/go127-raw-attach.data"
+	replay_equiv go127-raw-attach "$T/go127-raw-attach.pb.gz" "$T/go127-raw-attach.data" wall
+fi
 
 # goroutines made and never run: their stack is their function (g.sched.pc its
 # entry), never the function before it in the text
@@ -151,7 +169,6 @@ done
 
 # (--creators with --wall: t812)
 
-# usage: a bad rate, and --raw (a capture does not hold the snapshots)
+# usage: a bad rate
 expect_fail bad-rate 2 "invalid --wall '0'" "$PMUPROF" record --all-frames --wall=0 -o "$T/x.pb.gz" -- /bin/true
-expect_fail raw 2 "wall cannot be combined with --raw" "$PMUPROF" record --all-frames --wall --raw "$T/x.data" -o "$T/x.pb.gz" -- /bin/true
 exit 0

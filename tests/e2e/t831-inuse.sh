@@ -29,7 +29,12 @@
 #     unknown] (b never), main.big's so under b, main.small's (one record
 #     for both tenants' allocations) all under [labels unknown];
 #   - a binary with heap sampling off (tests/go/allocoff): one line says
-#     so; --inuse with --raw: refused (usage).
+#     so;
+#   - with --raw (launched, Go 1.26; no events: the capture's attr a
+#     placeholder): the same checks on the live profile, and `report -i`
+#     of the capture gives it again (text report, folded stacks and totals
+#     of the four sample types), the read at the end included; with
+#     --alloc too, the same.
 . "$(dirname "$0")/lib.sh"
 export LC_ALL=C
 need_file alloc "$FIX/go126/alloc-stripped" "$FIX/go126/allocoff-stripped"
@@ -184,5 +189,16 @@ if [ "$(grep -c 'heap sampling off' "$T/$n.err")" = 1 ] && [ "$(grep -c 'inuse:'
 else
 	fail "$n" "$(head -3 "$T/$n.err" | tr '\n' '|')"
 fi
-expect_fail inuse-raw 2 'inuse cannot be combined with --raw' "$PMUPROF" record --inuse --raw "$T/x.data" -o "$T/x.pb.gz" -- "$FIX/go126/allocoff-stripped" -n 1
+
+# --raw: the heap records' reads in the capture, replayed to the live profile
+n=go126-raw
+"$PMUPROF" record --inuse --raw "$T/$n.data" -o "$T/$n.pb.gz" -- "$FIX/go126/alloc-stripped" $ARGS "$T/$n.go.pb.gz" -hold 400ms >"$T/$n.out" 2>"$T/$n.err"
+same $n "$T/$n.pb.gz" "$T/$n.go.pb.gz" inuse_space inuse_objects alloc_space alloc_objects
+replay_equiv $n "$T/$n.pb.gz" "$T/$n.data" inuse_space inuse_objects alloc_space alloc_objects
+if [ -z "$SAN" ] && ! grep -q 'alloc: cannot watch' "$T/alloc-inuse.err" 2>/dev/null; then
+	n=alloc-inuse-raw
+	"$PMUPROF" record --alloc --inuse --raw "$T/$n.data" -o "$T/$n.pb.gz" -- "$FIX/go126/alloc-stripped" -n 300 -pace 1 -keep 7 -heap "$T/$n.go.pb.gz" -hold 400ms >"$T/$n.out" 2>"$T/$n.err"
+	same $n "$T/$n.pb.gz" "$T/$n.go.pb.gz" inuse_space inuse_objects
+	replay_equiv $n "$T/$n.pb.gz" "$T/$n.data" inuse_space inuse_objects alloc_space alloc_objects
+fi
 exit 0

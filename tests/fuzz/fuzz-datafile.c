@@ -2,13 +2,16 @@
  * libFuzzer target: arbitrary bytes as a capture, through the reader
  * (pm_data_open_mem, pm_data_next) and the decoders of every record it
  * hands out: pmuprof's own records and, under the capture's attr, the
- * kernel's (pm_rec_decode).  Every byte a decoded record points at is read
+ * kernel's (pm_rec_decode); the snapshots' parts, joined, through the
+ * snapshot log's decoder (snaplog.h), each against the one before, and a
+ * read of what it decoded.  Every byte a decoded record points at is read
  * back so that ASan sees any pointer that strays outside the record.  The
  * same bytes are then read as a file (a memfd: pm_data_open and its window)
  * and must give the same records, the same end and the same error.
  */
 #include "datafile.h"
 #include "rec.h"
+#include "snaplog.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -71,6 +74,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 	struct pm_data *d;
 	const struct perf_event_header *h;
 	struct pm_rec_layout l;
+	struct pm_slog *slog;
+	uint8_t *joined = NULL;
+	size_t njoin = 0;
 	char err[256];
 	int n = 0;
 
@@ -79,12 +85,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 		return 0;
 	pm_rec_layout_from_attr(&l, pm_data_attr(d));
 	touch(pm_data_meta(d), sizeof(struct pm_data_meta));
+	slog = pm_slog_new();
 	while (n++ < 100000 && pm_data_next(d, &h, err, sizeof(err)) > 0) {
 		struct pm_data_map m;
 		struct pm_data_binary b;
 		struct pm_data_owner o;
 		struct pm_data_event ev;
 		struct pm_data_evid ei;
+		struct pm_data_snap sn;
+		const uint8_t *sp;
+		size_t slen;
 		struct pm_rec r;
 
 		touch(h, h->size);
@@ -104,6 +114,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 		}
 		if (pm_data_decode_evid(h, &ei) == 0)
 			sink += ei.id + ei.index;
+		if (pm_data_decode_snapmem(h, &sp, &slen) == 0 && slen <= (1u << 24) - njoin) {
+			touch(sp, slen);
+			joined = realloc(joined, njoin + slen + 1);
+			memcpy(joined + njoin, sp, slen);
+			njoin += slen;
+		}
+		if (pm_data_decode_snap(h, &sn) == 0) {
+			uint8_t got[64];
+
+			touch(sn.pids, 4 * (size_t)sn.npids);
+			if (pm_slog_decode(slog, joined, njoin) == 0)
+				for (int k = 0; k < 8; k++)
+					sink += (uint64_t)pm_slog_read(slog, (int)(sn.npids ? sn.pids[0] : 0),
+								       sn.time + 8 * (uint64_t)k, got, 8);
+			free(joined);
+			joined = NULL;
+			njoin = 0;
+		}
 		if (h->type < PM_DATA_REC_BASE && pm_rec_decode(h, &l, &r) == 0 &&
 		    r.type == PERF_RECORD_SAMPLE) {
 			touch(r.sample.ips, r.sample.nr * 8);
@@ -111,6 +139,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 				touch(r.sample.stack, r.sample.dyn_size);
 		}
 	}
+	free(joined);
+	pm_slog_free(slog);
 	pm_data_close(d);
 	return 0;
 }

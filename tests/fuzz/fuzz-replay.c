@@ -8,9 +8,10 @@
  * them and the stages they feed, which trusts what the reader hands out.
  *
  * Binaries are opened by the paths the capture names, as report does: the
- * seeds name the golden fixtures' binaries (/tmp/pmuprof-golden/go/shares,
- * and go/locks and go/alloc for the seeds golden-locks-* and golden-alloc-*
- * of --locks and --alloc, scripts/fixtures.sh), so inputs that keep that
+ * seeds name the golden fixtures' binaries (/tmp/pmuprof-golden/go/shares;
+ * go/locks and go/alloc for the seeds golden-locks-* and golden-alloc-* of
+ * --locks and --alloc; go/wallwait for wall and inuse-alone, --wall and
+ * --inuse snapshots; scripts/fixtures.sh), so inputs that keep that
  * path are unwound and symbolized for real; other paths are missing and their frames stay
  * unnamed.  Run with -close_fd_mask=2 (fuzz-replay.flags): replay warns on
  * stderr for each missing binary or truncated capture.

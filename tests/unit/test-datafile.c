@@ -282,6 +282,118 @@ static int t_own_records_bounds(void)
 	return PM_PASS;
 }
 
+/*
+ * The snapshots' records (SNAPMEM parts, WALL, INUSE) written and read
+ * back, and every length in them checked: a part or a pid list that runs
+ * past its record, a bad type, too many pids.
+ */
+static int t_snap_records(void)
+{
+	const char *path = tmp_path("snap.data");
+	struct pm_data_writer *w;
+	struct perf_event_attr a;
+	struct pm_data_meta meta;
+	struct pm_data_trailer t;
+	struct pm_data_snap sn, got;
+	struct pm_data *d;
+	const struct perf_event_header *h;
+	const uint8_t *p;
+	uint8_t part[PM_DATA_SNAPMEM_MAX + 1];
+	uint32_t pids[3] = { 101, 202, 303 };
+	uint64_t buf[8];
+	struct perf_event_header *bh = (struct perf_event_header *)buf;
+	size_t len;
+	char err[256];
+
+	CHECK(path);
+	fill_attr(&a);
+	memset(&meta, 0, sizeof(meta));
+	meta.wall_hz = 20;
+	meta.flags = PM_DATA_INUSE;
+	for (size_t i = 0; i < sizeof(part); i++)
+		part[i] = (uint8_t)(i * 7);
+	CHECK_INT(pm_data_create(&w, path, &a, 1, &meta, NULL), 0);
+	CHECK_INT(pm_data_write_snapmem(w, part, 5), 0);
+	CHECK_INT(pm_data_write_snapmem(w, part, PM_DATA_SNAPMEM_MAX), 0);
+	CHECK_INT(pm_data_write_snapmem(w, part, PM_DATA_SNAPMEM_MAX + 1), -EINVAL);
+	CHECK_INT(pm_data_write_snapmem(w, part, 0), 0);
+	memset(&sn, 0, sizeof(sn));
+	sn.type = PM_DATA_REC_WALL;
+	sn.time = 123456789;
+	sn.npids = 3;
+	sn.pids = pids;
+	CHECK_INT(pm_data_write_snap(w, &sn), 0);
+	sn.type = PM_DATA_REC_INUSE;
+	sn.flags = PM_DATA_SNAP_FINAL;
+	sn.npids = 0;
+	CHECK_INT(pm_data_write_snap(w, &sn), 0);
+	sn.type = PM_DATA_REC_MEM;
+	CHECK_INT(pm_data_write_snap(w, &sn), -EINVAL);
+	sn.type = PM_DATA_REC_WALL;
+	sn.npids = PM_DATA_SNAP_MAX_PIDS + 1;
+	CHECK_INT(pm_data_write_snap(w, &sn), -EINVAL);
+	memset(&t, 0, sizeof(t));
+	CHECK_INT(pm_data_finish(w, &t), 0);
+
+	CHECK_INT(pm_data_open(&d, path, err, sizeof(err)), 0);
+	CHECK_INT((int)pm_data_meta(d)->wall_hz, 20);
+	CHECK(pm_data_meta(d)->flags & PM_DATA_INUSE);
+	CHECK_INT(pm_data_next(d, &h, err, sizeof(err)), 1);
+	CHECK_INT(pm_data_decode_snapmem(h, &p, &len), 0);
+	CHECK_INT((int)len, 5);
+	CHECK(!memcmp(p, part, 5));
+	CHECK_INT(pm_data_next(d, &h, err, sizeof(err)), 1);
+	CHECK_INT(pm_data_decode_snapmem(h, &p, &len), 0);
+	CHECK_INT((int)len, (int)PM_DATA_SNAPMEM_MAX);
+	CHECK(!memcmp(p, part, len));
+	CHECK_INT(pm_data_next(d, &h, err, sizeof(err)), 1);
+	CHECK_INT(pm_data_decode_snapmem(h, &p, &len), 0);
+	CHECK_INT((int)len, 0);
+	CHECK_INT(pm_data_next(d, &h, err, sizeof(err)), 1);
+	CHECK_INT(pm_data_decode_snap(h, &got), 0);
+	CHECK_INT((int)got.type, PM_DATA_REC_WALL);
+	CHECK(got.time == 123456789);
+	CHECK_INT((int)got.npids, 3);
+	CHECK_INT((int)got.pids[0], 101);
+	CHECK_INT((int)got.pids[2], 303);
+	CHECK_INT(pm_data_decode_snapmem(h, &p, &len), -EINVAL); /* not a part */
+	CHECK_INT(pm_data_next(d, &h, err, sizeof(err)), 1);
+	CHECK_INT(pm_data_decode_snap(h, &got), 0);
+	CHECK_INT((int)got.type, PM_DATA_REC_INUSE);
+	CHECK_INT((int)got.flags, PM_DATA_SNAP_FINAL);
+	CHECK_INT((int)got.npids, 0);
+	CHECK_INT(pm_data_next(d, &h, err, sizeof(err)), 0);
+	pm_data_close(d);
+	unlink(path);
+
+	/* hostile lengths */
+	memset(buf, 0, sizeof(buf));
+	bh->type = PM_DATA_REC_SNAPMEM;
+	bh->size = 24;
+	buf[1] = 9; /* 9 bytes in a record with room for 8 */
+	CHECK_INT(pm_data_decode_snapmem(bh, &p, &len), -EINVAL);
+	buf[1] = 0; /* 0 bytes and 8 of padding: not what the writer pads */
+	CHECK_INT(pm_data_decode_snapmem(bh, &p, &len), -EINVAL);
+	buf[1] = 1;
+	CHECK_INT(pm_data_decode_snapmem(bh, &p, &len), 0);
+	bh->size = 8;
+	CHECK_INT(pm_data_decode_snapmem(bh, &p, &len), -EINVAL);
+	bh->type = PM_DATA_REC_WALL;
+	bh->size = 16;
+	CHECK_INT(pm_data_decode_snap(bh, &got), -EINVAL);
+	bh->size = 32;
+	buf[2] = (uint64_t)3 << 32; /* 3 pids, room for 2 */
+	CHECK_INT(pm_data_decode_snap(bh, &got), -EINVAL);
+	buf[2] = (uint64_t)2 << 32;
+	CHECK_INT(pm_data_decode_snap(bh, &got), 0);
+	buf[2] = (uint64_t)(PM_DATA_SNAP_MAX_PIDS + 1) << 32;
+	bh->size = 64;
+	CHECK_INT(pm_data_decode_snap(bh, &got), -EINVAL);
+	bh->type = PM_DATA_REC_MAP;
+	CHECK_INT(pm_data_decode_snap(bh, &got), -EINVAL);
+	return PM_PASS;
+}
+
 /* Several events: every attr, the other events' descriptions, whose id is whose. */
 static int t_events(void)
 {
@@ -449,6 +561,7 @@ static const struct pm_test tests[] = {
 	{ "truncated-every-length", t_truncated },
 	{ "corrupt", t_corrupt },
 	{ "own-records-bounds", t_own_records_bounds },
+	{ "snap-records", t_snap_records },
 	{ NULL, NULL },
 };
 
