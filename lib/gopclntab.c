@@ -528,7 +528,7 @@ static size_t goversion_len(const uint8_t *p, size_t n)
 static void find_version_string(struct pm_go *go)
 {
 	const struct pm_elf *e = go->e;
-	unsigned ps = go->ptrsize;
+	size_t ps = go->ptrsize; /* 4 or 8: parse_table() checked it */
 	const uint8_t *best = NULL;
 	size_t bestlen = 0;
 
@@ -539,12 +539,12 @@ static void find_version_string(struct pm_go *go)
 			continue;
 		for (size_t off = (size_t)((ps - g->vaddr % ps) % ps); off + 2 * ps <= g->filesz;
 		     off += ps) {
-			uint64_t l = rd_ptr(g->data + off + ps, ps), a;
+			uint64_t l = rd_ptr(g->data + off + ps, go->ptrsize), a;
 			const uint8_t *s;
 
 			if (l < 6 || l > 24)
 				continue;
-			a = rd_ptr(g->data + off, ps);
+			a = rd_ptr(g->data + off, go->ptrsize);
 			s = pm_elf_vaddr_bytes(e, a, (size_t)l);
 			if (s && s[0] == 'g' && goversion_len(s, (size_t)l) == l) {
 				set_version(go, s, (size_t)l);

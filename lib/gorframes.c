@@ -736,8 +736,8 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 		for (i = k + 1; i < last; i++)
 			add_cframe(g, maps, st, pid, pcs[i], true, &n);
 	}
-	/* its creator's own creators */
-	if (c->cgoid <= 0 || !good_ptr(c->cg)) {
+	/* its creator's own creators (in this order: a creator in the log wins over goid 1) */
+	if (c->cgoid <= 0 || !good_ptr(c->cg)) { /* NOLINT(bugprone-branch-clone) */
 		end = END_ROOT; /* made by the runtime outside any goroutine (rt0_go) */
 	} else if ((ce = gent_find(g, pid, c->cg)) && ce->goid == c->cgoid) {
 		parent = ce->node;

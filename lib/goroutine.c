@@ -588,7 +588,7 @@ static size_t fetch_labels(struct pm_gor *g, pid_t pid, const struct strref *sr,
 /* Slots of one map[string]string bucket with a live entry. */
 static size_t bucket_slots(const uint8_t *b, struct strref *sr, size_t n, size_t max)
 {
-	int i;
+	size_t i;
 
 	for (i = 0; i < 8 && n < max; i++) {
 		if (b[i] < 5) /* emptyRest, emptyOne, evacuatedX/Y/Empty */

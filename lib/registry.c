@@ -18,8 +18,8 @@
 #include "util.h"
 
 #define LIMIT_MAP (PM_STACKS_NO_MAP - 2) /* the "[limit]" frame */
-#define MAX_STACKS_DEFAULT (256u * 1024)  /* distinct stacks (PMUPROF_MAX_STACKS) */
-#define MAX_DFRAMES_DEFAULT (1024u * 1024) /* distinct frames (PMUPROF_MAX_FRAMES) */
+#define MAX_STACKS_DEFAULT ((size_t)256 * 1024)  /* distinct stacks (PMUPROF_MAX_STACKS) */
+#define MAX_DFRAMES_DEFAULT ((size_t)1024 * 1024) /* distinct frames (PMUPROF_MAX_FRAMES) */
 
 /*
  * Unwinders, one per process (their caches are by pc), at most MAX_UNWS:

@@ -187,11 +187,11 @@ static void human(char *buf, size_t len, int64_t v, const char *unit)
 			snprintf(buf, len, "%" PRId64 " B", v);
 			return;
 		}
-		while (a >= 1024 && i + 1 < (int)PM_ARRAY_SIZE(sfx)) {
+		do {
 			a /= 1024;
 			b /= 1024;
 			i++;
-		}
+		} while (a >= 1024 && i + 1 < (int)PM_ARRAY_SIZE(sfx));
 		snprintf(buf, len, "%.2f %s", b, sfx[i]);
 		return;
 	}

@@ -548,7 +548,7 @@ static void published(const struct iproc *p, const struct bkt *b, const uint8_t 
 {
 	memset(v, 0, R_N * sizeof(*v));
 	for (uint32_t c = 0; c < 4; c++) {
-		const uint8_t *q = r + c * p->rcs;
+		const uint8_t *q = r + (size_t)c * p->rcs;
 		uint64_t al = pm_le64(q), fr = pm_le64(q + 8);
 
 		if (!clear && c && (cycle == UINT32_MAX || c - 1 != cycle % 3))

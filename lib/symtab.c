@@ -325,9 +325,8 @@ static bool reg_rule(Dwarf_Frame *fr, int regno, uint8_t *rule, int32_t *off)
 	}
 	if (nops == 0 || ops[0].atom != DW_OP_call_frame_cfa)
 		return false;
-	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst)
-		v = (int64_t)ops[1].number;
-	else if (nops == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus)
+	if ((nops == 2 && ops[1].atom == DW_OP_plus_uconst) ||
+	    (nops == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus))
 		v = (int64_t)ops[1].number;
 	else if (nops != 1)
 		return false;

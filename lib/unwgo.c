@@ -368,7 +368,7 @@ size_t pm_unw_chain_cross(struct pm_unw *u, struct walk *w, const struct pm_unw_
 	struct pm_unw_func cf, nf;
 	bool more = !(sw->flags & PM_UNW_F_SYSTEMSTACK);
 
-	if (!reg_get(&w->rs, PM_DW_RBP, &bp) || !good_ptr(bp) || bp < 8 * SCAN_WORDS || !in->chain)
+	if (!reg_get(&w->rs, PM_DW_RBP, &bp) || !good_ptr(bp) || bp < 8 * (uint64_t)SCAN_WORDS || !in->chain)
 		return 0;
 	for (k = 0; k < in->chain_len && in->chain[k] != pcs[n - 1]; k++)
 		;

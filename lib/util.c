@@ -343,7 +343,8 @@ int pm_read_long(const char *path, long *out)
 	if (n < 0)
 		return (int)n;
 	errno = 0;
-	*out = strtol(buf, &end, 10);
+	/* n >= 0: buf is set (a failed open() sets errno > 0, which the analyzer does not know) */
+	*out = strtol(buf, &end, 10); /* NOLINT(clang-analyzer-core.CallAndMessage) */
 	if (end == buf || errno) {
 		free(buf);
 		return -EINVAL;
