@@ -35,7 +35,7 @@ f=
 trap 'kill $f 2>/dev/null; rm -rf "$d"' EXIT
 [ -x "$PMUPROF" ] || { echo "bench-attach: $PMUPROF missing: run make first" >&2; exit 1; }
 sh "$top/scripts/fixtures.sh" >&2 || exit 1
-tpin= rpin=
+tpin='' rpin=''
 if [ "$pin" != none ] && [ "$(nproc)" -ge 2 ]; then
 	tpin="taskset -c ${pin%%:*}"
 	rpin="taskset -c ${pin#*:}"
@@ -47,7 +47,7 @@ $tpin "$fx" -scale "$scale" -rounds $((nways * n)) >"$d/out" 2>&1 &
 f=$!
 until grep -q '^ready' "$d/out" 2>/dev/null; do sleep 0.05; done
 r=0
-for i in $(seq "$n"); do
+for _ in $(seq "$n"); do
 	for way in $ways; do
 		r=$((r + 1))
 		rec=

@@ -38,7 +38,7 @@ printf ':18080 {\n\trespond "hello"\n}\n' >"$d/Caddyfile"
 HOME=$d XDG_DATA_HOME=$d XDG_CONFIG_HOME=$d caddy run --config "$d/Caddyfile" --adapter caddyfile >"$d/caddy.log" 2>&1 &
 cpid=$!
 trap 'kill $cpid 2>/dev/null; rm -rf "$d"; [ -n "$mounted" ] && umount "$mounted"' EXIT
-for i in $(seq 50); do
+for _ in $(seq 50); do
 	wrk -t1 -c1 -d1s http://127.0.0.1:18080/ >/dev/null 2>&1 && break
 	sleep 0.2
 done

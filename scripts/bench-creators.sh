@@ -35,7 +35,7 @@ attach() { # creators-option
 	wait $pid
 	ns "$d/out"
 }
-for r in $(seq "$rounds"); do
+for _ in $(seq "$rounds"); do
 	"$sp" -wait 400ms >"$d/out"
 	echo "none $(ns "$d/out")"
 	GODEBUG=tracebackancestors=8 "$sp" -wait 400ms >"$d/out"

@@ -32,11 +32,11 @@ mkdir -p "$work/gomod"
 	{ echo "bench-wall: cannot build tests/gomod/wallbench (module proxy?)" >&2; exit 1; }
 
 phases=
-for r in $(seq "$rounds"); do phases="$phases none:$secs ext:$secs fgprof:$secs"; done
+for _ in $(seq "$rounds"); do phases="$phases none:$secs ext:$secs fgprof:$secs"; done
 "$bin" "$G" $phases none:1 >"$d/out" &
 pid=$!
 k=0
-for r in $(seq "$rounds"); do
+for _ in $(seq "$rounds"); do
 	k=$((k + 1))
 	# wait for this round's ext phase, then attach for it
 	until [ "$(grep -c '^phase ext' "$d/out")" -ge $k ]; do sleep 0.05; done

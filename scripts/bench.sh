@@ -189,7 +189,7 @@ $TIMER "$d/raw.t" "$PMUPROF" record -q -e cpu-clock -F 20000 -o "$d/raw.pb.gz" -
 n=$(PMUPROF_REPLAY_STATS=1 "$PMUPROF" report -i "$d/raw.data" --folded 2>&1 >/dev/null |
 	sed -n 's/.* \([0-9]*\) samples in .*/\1/p')
 best=0
-for i in 1 2 3; do
+for _ in 1 2 3; do
 	v=$(PMUPROF_REPLAY_STATS=1 taskset -c 0 "$PMUPROF" report -i "$d/raw.data" --folded 2>&1 >/dev/null |
 		sed -n 's/.* \([0-9]*\) samples\/s$/\1/p')
 	[ -n "$v" ] && [ "$v" -gt "$best" ] && best=$v
@@ -205,7 +205,7 @@ for cf in perf-fp perf-dwarf; do
 	set -- $(perf_counts "$f")
 	n=$1
 	best=0
-	for i in 1 2 3; do
+	for _ in 1 2 3; do
 		t0=$(date +%s.%N)
 		taskset -c 0 sh -c "perf script -i '$f' 2>/dev/null | awk '$fold_awk' >'$d/perf.folded'"
 		t1=$(date +%s.%N)
@@ -238,7 +238,7 @@ if [ $quick = 0 ]; then
 fi
 log "attach time, 1000 threads"
 ats=
-for i in 1 2 3; do
+for _ in 1 2 3; do
 	"$GOFIX/attach" -threads 1000 -rounds 1 >"$d/att.out" 2>&1 &
 	apid=$!
 	j=0

@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
 		exit 1
 	fi
 	{
-		echo "static const char $name[] ="
+		echo "static const char ${name}[] ="
 		sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$/\\n"/' "$file"
 		printf '\t"";\n'
 	} >>"$tmp"

@@ -46,7 +46,7 @@ build_119() {
 		name=$(basename "$dir")
 		out="$work/go/$name"
 		if [ ! -x "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go' -o -newer "$out" -name 'go.mod')" ]; then
-			(cd "$dir" && export GO111MODULE="$(modmode "$dir")" &&
+			(cd "$dir" && GO111MODULE=$(modmode "$dir") && export GO111MODULE &&
 				"$GO" build -o "$out" . && "$GO" build -ldflags='-s -w' -o "$out-stripped" .) ||
 				{ echo "fixtures: cannot build $name with $GO" >&2; return 1; }
 		fi
@@ -67,7 +67,7 @@ build_all() { # DIR GO
 		name=$(basename "$dir")
 		out="$work/$1/$name"
 		if [ ! -x "$out-stripped" ] || [ "$2" -nt "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go' -o -newer "$out" -name 'go.mod')" ]; then
-			(cd "$dir" && export GO111MODULE="$(modmode "$dir")" && GOCACHE="$work/gocache-$1" "$2" build -o "$out" . &&
+			(cd "$dir" && GO111MODULE=$(modmode "$dir") && export GO111MODULE && GOCACHE="$work/gocache-$1" "$2" build -o "$out" . &&
 				GOCACHE="$work/gocache-$1" "$2" build -ldflags='-s -w' -o "$out-stripped" .) ||
 				{ echo "fixtures: cannot build $name with $2" >&2; return 1; }
 		fi

@@ -1,3 +1,5 @@
+# shellcheck shell=sh disable=SC2034,SC2154
+# (sourced after lib.sh: it reads lib.sh's variables, sets its callers')
 # Sourced by the real-server tests (t304, t305) after lib.sh: pmuprof
 # attached to a server under load against the server's own runtime/pprof
 # (/debug/pprof/profile) over the same window, with the distance of

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Sourced by the goroutine wall-clock tests (t810, t812, t813) after lib.sh.
 #
 #   wall_samples PB     the wall samples of profile PB (those with wall time),

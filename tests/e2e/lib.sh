@@ -1,3 +1,5 @@
+# shellcheck shell=sh disable=SC2034
+# (sourced: what it sets is for the tests that source it)
 # Sourced by tests/e2e/t*.sh.  Provides:
 #   $PMUPROF       the pmuprof binary under test (absolute path)
 #   $FIX           fixture directory (tests/.work), $GOFIX = $FIX/go, $NPM = $FIX/npm/node_modules

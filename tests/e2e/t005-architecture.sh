@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 doc=$top/ARCHITECTURE.md
 need_file doc "$doc"
-missing= gone= nohdr=
+missing='' gone='' nohdr=''
 for c in "$top"/lib/*.c; do
 	m=$(basename "$c")
 	grep -q "^| \`$m\` |" "$doc" || missing="$missing $m"

@@ -24,7 +24,7 @@ busy='while :; do :; done'
 # to FILE every 0.1 s.  The last value is at most 0.1 s of its CPU short.
 cpu_watch() {
 	_tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
-	_c= _i=0
+	_c='' _i=0
 	while [ -z "$_c" ] && [ $_i -lt 200 ] && kill -0 "$1" 2>/dev/null; do
 		_c=$(pgrep -P "$1" | head -1)
 		[ -n "$_c" ] || sleep 0.02

@@ -186,9 +186,11 @@ if [ $have_bash -eq 1 ]; then
 		c=$(taken "$T/f$f.pb.gz" "$T/f$f")
 		count_ok "$c" $f cpu-clock "$T/f$f.pb.gz" || ok=0
 		r=$(awk -v c="$c" '{ printf "%.0f\n", ($1 + $2 > 0 ? c / ($1 + $2) : 0) }' "$T/cpu")
-		eval "r$f=\$r"
+		eval "r$f=$r" # a number (%.0f)
 		msg="$msg -F $f: $why;"
 	done
+	# r1000 and r2000: set by the eval above
+	# shellcheck disable=SC2154
 	echo "# freq-scales: $r1000 and $r2000 samples per CPU-second, ratio $(awk -v a="$r1000" -v b="$r2000" 'BEGIN { printf "%.2f\n", (a > 0 ? b / a : 0) }')"
 	if [ $ok -eq 1 ]; then pass freq-scales; else fail freq-scales "$msg"; fi
 else

@@ -17,7 +17,7 @@ pass speed-record
 b=$(wc -c <"$T/big.data")
 echo "# capture: $n samples, $b bytes, $((b / n)) bytes/sample"
 best=0
-for i in 1 2 3; do
+for _ in 1 2 3; do
 	PMUPROF_REPLAY_STATS=1 taskset -c 0 "$PMUPROF" report -i "$T/big.data" --folded >"$T/replay" 2>"$T/stats"
 	r=$(sed -n 's/.* \([0-9]*\) samples\/s$/\1/p' "$T/stats")
 	[ -n "$r" ] && [ "$r" -gt "$best" ] && best=$r

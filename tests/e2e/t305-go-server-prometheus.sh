@@ -18,7 +18,7 @@ secs=${PMUPROF_SERVER_SECS:-10} # the window; 20 for the figures in README.md
 # a port of its own: another run of this test may hold one
 port=$((20000 + $$ % 20000))
 started=
-for try in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
 	# a port nothing answers on (curl: 7, connection refused)
 	curl -s -o /dev/null -m 2 "http://127.0.0.1:$port/"
 	if [ $? -ne 7 ]; then

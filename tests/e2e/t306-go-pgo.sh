@@ -25,7 +25,7 @@ fi
 fx=$FIX/go126/pgo-stripped
 need_file pgo "$fx"
 src=$top/tests/go/pgo
-export GOENV=off GOTOOLCHAIN=local GO111MODULE=off GOFLAGS= GOPATH=$FIX/gopath GOCACHE=$FIX/gocache-go126
+export GOENV=off GOTOOLCHAIN=local GO111MODULE=off GOFLAGS='' GOPATH=$FIX/gopath GOCACHE=$FIX/gocache-go126
 
 # runtime/pprof samples at 100 Hz: the run is doubled until its profile
 # holds >= 150 samples (a loaded machine gives the fixture less CPU)

@@ -9,7 +9,6 @@ need_file shares "$GOFIX/shares" "$GOFIX/shares-stripped"
 [ -x "$GO" ] || { skip all "no Go 1.19 at $GO"; exit 0; }
 
 # The profiles: name:record-args:CMD
-i=0
 while IFS=: read -r name args cmd; do
 	"$PMUPROF" record -q -o "$T/$name.pb.gz" $args -- $cmd >/dev/null 2>"$T/$name.err"
 	rc=$?

@@ -64,6 +64,8 @@ for i in 1 2 3; do
 	eval "s$i=\$(share \"\$T/att.folded\" main.late$i)"
 done
 cpu=$(truth process "$T/fix.out")
+# s1, s2, s3: set by the eval above
+# shellcheck disable=SC2154
 echo "# attach: $total samples, late1=$s1% late2=$s2% late3=$s3%; fixture: $(grep '^cpu ' "$T/fix.out")"
 # one sample per ms of the round's CPU time (the attach window holds the
 # whole round and an idle process around it).  cpu-clock is a timer, not a
@@ -76,6 +78,8 @@ if awk -v n="$total" -v c="${cpu:-0}" 'BEGIN { e = 1000 * c; exit !(c > 0 && n >
 else
 	fail samples "$total samples for ${cpu:-?} s of CPU at 1 kHz"
 fi
+# s: set by the eval
+# shellcheck disable=SC2154
 for i in 1 2 3; do
 	eval "s=\$s$i"
 	want=$(want_share $i "$T/fix.out")

@@ -30,7 +30,7 @@ readlink /proc/self/ns/mnt >"$T/ns.self"
 "$PMUPROF" record -q -e cpu-clock --creators -o "$T/n.pb.gz" -- readlink /proc/self/ns/mnt >"$T/ns.cmd" 2>"$T/n.err"
 mkdir -p "$T/wd" && cd "$T/wd" && "$PMUPROF" record -q -e cpu-clock -o "$T/w.pb.gz" -- pwd >"$T/wd.cmd" 2>"$T/w.err"
 EOS
-T=$T GOFIX=$GOFIX PMUPROF=$PMUPROF unshare -m sh "$T/case.sh"
+env T="$T" GOFIX="$GOFIX" PMUPROF="$PMUPROF" unshare -m sh "$T/case.sh"
 seen=$(gotool tool pprof -raw "$T/m.pb.gz" 2>/dev/null | sed -n 's/.*creators: \([0-9]*\) goroutine creations seen by the probe.*/\1/p')
 if [ "$(cat "$T/before")" = 0 ] && [ "$(cat "$T/m.rc")" = 0 ] && [ ! -s "$T/m.err" ] && [ "${seen:-0}" -gt 0 ]; then
 	pass mounts-for-itself

@@ -33,7 +33,7 @@ for v in go go126 go127; do
 	"$PMUPROF" record -q -e cpu-clock -o "$T/$v.pb.gz" -- "$bin" -mode frames -secs 2 -cpuprofile "$T/$v.go.pb.gz" 2>"$T/$v.err"
 	"$PMUPROF" report -i "$T/$v.pb.gz" --folded >"$T/$v.folded" 2>>"$T/$v.err"
 	"$PMUPROF" report -i "$T/$v.go.pb.gz" --folded >"$T/$v.go.folded" 2>>"$T/$v.err"
-	bad= n=0
+	bad='' n=0
 	for l in $leaves; do
 		a=$(top "$T/$v.folded" $l)
 		b=$(top "$T/$v.go.folded" $l)
@@ -45,7 +45,7 @@ for v in go go126 go127; do
 	if [ -z "$bad" ] && [ $n -ge 4 ]; then
 		pass "$v-same-stacks"
 	else
-		fail "$v-same-stacks" "${bad:-only $n leaves in runtime/pprof's profile} $(head -2 "$T/$v.err" | tr '\n' '|')"
+		fail "$v-same-stacks" "${bad:-only $n leaves in the runtime/pprof profile} $(head -2 "$T/$v.err" | tr '\n' '|')"
 	fi
 	h=$(grep -E "$hidden" "$T/$v.folded" | grep -c 'main\.leaf')
 	if [ "$h" -eq 0 ]; then pass "$v-none-hidden"; else fail "$v-none-hidden" "$(grep -E "$hidden" "$T/$v.folded" | grep 'main\.leaf' | head -2 | tr '\n' '|')"; fi

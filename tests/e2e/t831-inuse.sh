@@ -165,7 +165,7 @@ else
 		fail "$n-bytes-label" "$(tr '\n' '|' <"$T/$n.big")"
 	fi
 	# main.page: tenant a's alone, main.big: b's alone, main.small: both (one record: unknown)
-	r= bad=
+	r='' bad=''
 	for x in page:4096:a big:65536:b small:48:-; do
 		f=main.${x%%:*} y=${x#*:} sz=${y%%:*} ten=${x##*:}
 		set -- $(tenants "$T/$n.pb.gz" $f $sz)
