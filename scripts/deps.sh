@@ -1,22 +1,45 @@
 #!/bin/sh
-# Install every Debian package that pmuprof's build and tests need.
+# Install the Debian packages that pmuprof needs, for what is asked:
+#
+#   scripts/deps.sh build   the build (make, make demo): compiler, libraries,
+#                           protoc-c, scdoc, and Go 1.19 for the demo program
+#   scripts/deps.sh lint    the build's, and shellcheck, clang-tidy, mandoc
+#   scripts/deps.sh test    the build's, and the suite's (make check): clang,
+#                           perf, valgrind, the real servers and chromium,
+#                           the linters, Node.js/npm
+#   scripts/deps.sh [all]   all of them
+#
 # Idempotent, and silent when everything is already there.
 set -e
 
-PKGS="build-essential pkg-config libelf-dev libdw-dev zlib1g-dev
-      libprotobuf-c-dev protobuf-c-compiler
-      golang-1.19-go scdoc mandoc clang libclang-rt-14-dev
-      linux-perf valgrind time wrk prometheus chromium"
+BUILD="build-essential pkg-config libelf-dev libdw-dev zlib1g-dev
+       libprotobuf-c-dev protobuf-c-compiler scdoc golang-1.19-go"
+LINT="shellcheck clang-tidy mandoc"
+# clang and its runtimes: the fuzz targets (libFuzzer); time: /usr/bin/time;
+# wrk and prometheus: the real-server tests; chromium: the flame-graph
+# page's tests drive it headless (puppeteer-core)
+TEST="$LINT clang libclang-rt-14-dev linux-perf valgrind time wrk prometheus chromium"
+
+case ${1:-all} in
+build) PKGS=$BUILD ;;
+lint) PKGS="$BUILD $LINT" ;;
+test | all) PKGS="$BUILD $TEST" ;;
+*)
+	echo "usage: $0 [build|lint|test|all]" >&2
+	exit 2
+	;;
+esac
 
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
 		missing="$missing $p"
 done
-# chromium: the flame-graph page's tests drive it headless (puppeteer-core).
 # Node.js and npm (for the npm-shipped Go binaries and pprof-format) may come
 # from NodeSource rather than Debian: only install Debian's when absent.
-command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
+case ${1:-all} in
+test | all) command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm" ;;
+esac
 [ -z "$missing" ] && exit 0
 
 echo "deps: installing$missing" >&2
