@@ -2,9 +2,9 @@
 #
 #   make                 build ./pmuprof (into $(O), then linked at the top)
 #   make check           install every dep, build, run the whole suite (normal + ASan/UBSan)
-#   make demo            install deps, build, profile the bundled Go demo, print the report
+#   make demo            install the build's deps, build, profile the bundled Go demo
 #   make lint            shellcheck, clang-tidy (lib/, cmd/) and mandoc -Tlint: clean
-#   make deps            install every Debian package (scripts/deps.sh)
+#   make deps            install every Debian package (deps-build: the build's only)
 #   make install PREFIX=/usr/local
 #   make SAN=address,undefined   sanitizer build (output in build/san)
 #   V=1                  show the commands
@@ -59,7 +59,7 @@ MAN_PAGES = $(MAN_SRCS:man/%.scd=$(O)/man/%)
 
 VERSION := 0.1$(shell git rev-parse --short HEAD >/dev/null 2>&1 && echo "-g$$(git rev-parse --short HEAD)")
 
-.PHONY: all deps check demo install clean unit fuzz man lint lint-sh lint-c lint-man
+.PHONY: all deps deps-build check demo install clean unit fuzz man lint lint-sh lint-c lint-man
 .SUFFIXES:
 
 all: pmuprof man
@@ -69,8 +69,11 @@ pmuprof: $(O)/pmuprof
 
 deps:
 	@./scripts/deps.sh all
+deps-build:
+	@./scripts/deps.sh build
 
-$(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h: proto/profile.proto
+# one run makes both (grouped target: under -j, protoc-c ran twice at once)
+$(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h &: proto/profile.proto
 	@mkdir -p $(O)/gen
 	@echo "  PROTOC  $<"
 	$(Q)protoc-c --proto_path=proto --c_out=$(O)/gen $<
@@ -159,7 +162,13 @@ ifneq ($(NO_SAN),1)
 endif
 	$(Q)./tests/run.sh
 
-demo: deps all
+# Only what the demo needs: the build's packages, pmuprof (in parallel) and
+# the one Go program it profiles; no test fixture, no test package.
+demo:
+	@echo "demo: checking the build's Debian packages (scripts/deps.sh build)"
+	@./scripts/deps.sh build
+	@echo "demo: building pmuprof"
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) pmuprof
 	$(Q)./scripts/demo.sh
 
 fuzz:

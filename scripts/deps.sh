@@ -8,9 +8,15 @@
 #                           perf, valgrind, the real servers and chromium,
 #                           the linters, Node.js/npm
 #   scripts/deps.sh [all]   all of them
+#   scripts/deps.sh --list WHAT   print WHAT's packages, one a line; install nothing
 #
 # Idempotent, and silent when everything is already there.
 set -e
+list=
+if [ "${1:-}" = --list ]; then
+	list=1
+	shift
+fi
 
 BUILD="build-essential pkg-config libelf-dev libdw-dev zlib1g-dev
        libprotobuf-c-dev protobuf-c-compiler scdoc golang-1.19-go"
@@ -25,11 +31,15 @@ build) PKGS=$BUILD ;;
 lint) PKGS="$BUILD $LINT" ;;
 test | all) PKGS="$BUILD $TEST" ;;
 *)
-	echo "usage: $0 [build|lint|test|all]" >&2
+	echo "usage: $0 [--list] [build|lint|test|all]" >&2
 	exit 2
 	;;
 esac
 
+if [ -n "$list" ]; then
+	printf '%s\n' $PKGS
+	exit 0
+fi
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
