@@ -13,7 +13,7 @@
 . "$(dirname "$0")/lib-server.sh"
 need_perf
 need_cmd wrk wrk curl
-secs=${PMUPROF_SERVER_SECS:-10} # the window; 20 for the figures in README.md
+secs=${PMUPROF_SERVER_SECS:-10} # the window; 20 for the figures in docs/benchmarks.md
 # one version for now (the loop is the place of the others)
 # shellcheck disable=SC2043
 for v in go126; do

@@ -14,7 +14,7 @@
 need_perf
 need_cmd wrk wrk curl
 need_cmd prometheus prometheus
-secs=${PMUPROF_SERVER_SECS:-10} # the window; 20 for the figures in README.md
+secs=${PMUPROF_SERVER_SECS:-10} # the window; 20 for the figures in docs/benchmarks.md
 # a port of its own: another run of this test may hold one
 port=$((20000 + $$ % 20000))
 started=
