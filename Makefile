@@ -122,8 +122,10 @@ $(O)/man/%: man/%.scd
 # through clang-tidy (.clang-tidy says which checks and why), the man pages
 # through mandoc -Tlint; any finding fails.  clang-tidy takes ~2.5 min of CPU:
 # each file is a target of its own, run on every CPU, its clean result kept
-# in $(O)/lint/ until the file, a header or .clang-tidy changes.
+# in $(O)/lint/ until the file, a header or the settings change (a script:
+# until it, the libraries the tests source or .shellcheckrc change).
 SH_SRCS     = $(wildcard scripts/*.sh tests/*.sh tests/e2e/*.sh) .ci/run
+SH_STAMPS   = $(SH_SRCS:%=$(O)/lint/%.sc)
 TIDY_SRCS   = $(LIB_SRCS) $(CMD_SRCS)
 TIDY_STAMPS = $(TIDY_SRCS:%.c=$(O)/lint/%.tidy)
 CLANG_TIDY ?= clang-tidy
@@ -133,9 +135,13 @@ lint:
 	@./scripts/deps.sh lint
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) lint-sh lint-c lint-man
 
-lint-sh:
-	@echo "  SHCHECK $(words $(SH_SRCS)) scripts"
-	$(Q)$(SHELLCHECK) -x -S warning $(SH_SRCS)
+lint-sh: $(SH_STAMPS)
+
+$(O)/lint/%.sc: % .shellcheckrc $(wildcard tests/e2e/lib*.sh)
+	@mkdir -p $(dir $@)
+	@echo "  SHCHECK $<"
+	$(Q)$(SHELLCHECK) -x -S warning $<
+	$(Q)touch $@
 
 lint-c: $(TIDY_STAMPS)
 
