@@ -133,7 +133,7 @@ SHELLCHECK ?= shellcheck
 
 lint:
 	@./scripts/deps.sh lint
-	$(Q)$(MAKE) --no-print-directory -j$(NPROC) lint-sh lint-c lint-man
+	$(Q)$(MAKE) --no-print-directory -k -j$(NPROC) lint-sh lint-c lint-man
 
 lint-sh: $(SH_STAMPS)
 

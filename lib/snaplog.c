@@ -95,7 +95,7 @@ static void dict_put(struct pm_slog *l, uint32_t pid, uint64_t addr, const uint8
 
 	if (!len || len > DICT_READ)
 		return;
-	if (2 * (d->n + 1) > (d->t ? d->mask + 1 : 0)) {
+	if (!d->t || 2 * (d->n + 1) > d->mask + 1) {
 		struct dict g = *d;
 		size_t sz = d->t ? 2 * (d->mask + 1) : 1024;
 
@@ -261,6 +261,7 @@ static void hash_base(struct pm_slog *l)
 	l->hmask = sz - 1;
 	for (size_t i = 0; i < l->base.n; i++) {
 		const struct sread *r = &l->base.r[i];
+		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): base.n > 0, base.r is set */
 		size_t k = key_hash(r->pid, r->addr, r->len) & l->hmask;
 
 		while (l->hash[k] && !same_key(&l->base.r[l->hash[k] - 1], r))

@@ -82,7 +82,7 @@ replay_equiv() {
 		fail "$n-replay" "$(head -2 "$T/$n.re.err" | tr '\n' '|')"
 		return
 	fi
-	why= tot=
+	why='' tot=''
 	for si in "$@"; do
 		for x in live re; do
 			f=$live
