@@ -35,7 +35,12 @@
  */
 #define PM_SES_EVT_MAX (PM_EVT_MAX + 8)
 #define PM_SES_SRC_MAX 8                 /* profile sources (source.h) */
-#define PM_SES_VALUES_MAX (2 * PM_EVT_MAX + 8) /* values per stack, every source's */
+/*
+ * values per stack, every source's: the CPU source's 2 per event, and the
+ * others' at most 16 in all (alloc 4, inuse 5, locks 4, off-cpu 2, wall 1);
+ * pm_src_begin() stops where a source asks for more
+ */
+#define PM_SES_VALUES_MAX (2 * PM_EVT_MAX + 16)
 #define PM_SES_KERNEL_MAP (PM_STACKS_NO_MAP - 1) /* frames: stack frames in the kernel */
 /* frames a profile source makes itself (source.h: location, stack_labels), by its index */
 #define PM_SES_SRC_MAP(i) (PM_STACKS_NO_MAP - 32 - (uint32_t)(i))

@@ -103,6 +103,11 @@ void pm_src_begin(struct session *s)
 			s->src_state[i] = src->state_size ? xcalloc(1, src->state_size) : NULL;
 		s->val_off[i] = s->nvalues;
 		s->nvalues += src->nvalues ? src->nvalues(s) : 0;
+		if (s->nvalues > PM_SES_VALUES_MAX) { /* a source added values past the sum above */
+			pm_error("internal error: %zu values per stack, at most %d", s->nvalues,
+				 PM_SES_VALUES_MAX);
+			exit(1);
+		}
 		if (src->begin)
 			src->begin(s);
 	}
