@@ -71,9 +71,38 @@ struct pm_att {
 	int *cw_fds;              /* s->cpuwide events: event * ncpu + CPU index, -1 closed */
 	int cw_keep[PM_SES_EVT_MAX]; /* and one on pmuprof itself, +1 (0: none) */
 	uint64_t cw_hits[PM_SES_EVT_MAX]; /* their hits in the fds closed */
+	uint64_t lost_closed;     /* the kernel's lost counts of the fds closed (fd_lost()) */
+	bool lost_unknown;        /* an fd without that count (a kernel before 6.0) */
 };
 
 static int open_thread(struct session *s, pid_t tid);
+
+/*
+ * The records the event of @fd could not write, ring full: the kernel's
+ * count (PERF_FORMAT_LOST, read as value and lost).  Read before each
+ * close and at the end.  An inherited event's copies (the launched
+ * command's threads, threads born after an attach) count theirs in it:
+ * the kernel charges a loss to the event at the root of the inheritance,
+ * whose ring it is (kernel/events/ring_buffer.c, __perf_output_begin()).
+ */
+static uint64_t fd_lost(struct session *s, int fd)
+{
+	uint64_t v[2];
+	ssize_t n = read(fd, v, sizeof(v));
+
+	if (n == (ssize_t)sizeof(v))
+		return v[1];
+	if (n == (ssize_t)sizeof(v[0])) /* opened without it */
+		s->att->lost_unknown = true;
+	return 0;
+}
+
+/* Close an event's @fd, its lost count kept. */
+static void close_ev(struct session *s, int fd)
+{
+	s->att->lost_closed += fd_lost(s, fd);
+	close(fd);
+}
 
 struct pm_att *pm_att_new(void)
 {
@@ -544,7 +573,7 @@ static int open_thread(struct session *s, pid_t tid)
 				owner = owner || (s->att->rings[i] && pm_ring_fd(s->att->rings[i]) == fd);
 			if (owner)
 				break;
-			close(fd);
+			close_ev(s, fd);
 			s->att->nfds--;
 		}
 		return err;
@@ -1031,7 +1060,7 @@ int pm_att_cpuwide(struct session *s, size_t e, bool on)
 		s->att->cw_hits[e] += cw_count(s, e);
 		for (size_t c = 0; c < nc; c++) {
 			if (fds[c] >= 0)
-				close(fds[c]);
+				close_ev(s, fds[c]);
 			fds[c] = -1;
 		}
 		return 0;
@@ -1074,6 +1103,22 @@ int pm_att_cpuwide(struct session *s, size_t e, bool on)
 uint64_t pm_att_cpuwide_hits(const struct session *s, size_t e)
 {
 	return e < s->nev && s->cpuwide[e] ? s->att->cw_hits[e] + cw_count(s, e) : 0;
+}
+
+void pm_att_lost_end(struct session *s)
+{
+	uint64_t n = s->att->lost_closed;
+	size_t i;
+
+	for (i = 0; s->att->cw_fds && i < s->nev * (size_t)s->att->ncpu; i++)
+		if (s->att->cw_fds[i] >= 0)
+			n += fd_lost(s, s->att->cw_fds[i]);
+	for (i = 0; i < s->att->nfds; i++)
+		n += fd_lost(s, s->att->fds[i]);
+	if (s->att->lost_unknown)
+		pm_ses_lost_end(s, 0, true);
+	else if (n > s->lost_said)
+		pm_ses_lost_end(s, n - s->lost_said, false);
 }
 
 void pm_att_close(struct session *s)

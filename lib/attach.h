@@ -73,6 +73,14 @@ int pm_att_cpuwide(struct session *s, size_t e, bool on);
 /* Its hits so far (the counts of its fds, open and closed). */
 uint64_t pm_att_cpuwide_hits(const struct session *s, size_t e);
 
+/*
+ * After the last drain: the records lost that the kernel counted (every
+ * event's PERF_FORMAT_LOST, the fds closed before included) beyond those
+ * its PERF_RECORD_LOST records said, to the session (pm_ses_lost_end()):
+ * a ring full at the end never gets the write that would say them.
+ */
+void pm_att_lost_end(struct session *s);
+
 /* Stop every event; then close them, the rings and the processes' pidfds. */
 void pm_att_disable(struct session *s);
 void pm_att_close(struct session *s);

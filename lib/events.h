@@ -151,7 +151,11 @@ struct pm_evt_sampling {
 void pm_evt_attr(const struct pm_evt_spec *spec, const struct pm_evt_sampling *s,
 		 struct perf_event_attr *attr);
 
-/* perf_event_open with CLOEXEC.  The fd, or -errno. */
+/*
+ * perf_event_open with CLOEXEC.  The fd, or -errno.  A kernel that refuses
+ * PERF_FORMAT_LOST (before 6.0: EINVAL) gets the event without it, the bit
+ * cleared in @attr.
+ */
 int pm_evt_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd);
 
 /*

@@ -79,6 +79,13 @@ void pm_evt_attr(const struct pm_evt_spec *spec, const struct pm_evt_sampling *s
 	attr->wakeup_watermark = DEFAULT_BUFFER_BYTES / 4;
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
+	/*
+	 * The kernel's own count of the records it could not write (Linux
+	 * 6.0): PERF_RECORD_LOST says a loss only at the next write that
+	 * fits, so a ring full when the recording stops is seen only here
+	 * (pm_evt_open() drops it where refused).
+	 */
+	attr->read_format |= PERF_FORMAT_LOST;
 }
 
 void pm_evt_count_attr(const struct pm_evt_spec *spec, struct perf_event_attr *attr)
@@ -133,6 +140,11 @@ int pm_evt_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
 	if (inj)
 		return inj;
 	fd = syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL && (attr->read_format & PERF_FORMAT_LOST)) {
+		/* before Linux 6.0: without the lost count (the caller sees the bit gone) */
+		attr->read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+		fd = syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+	}
 	if (fd < 0)
 		return -errno;
 	return (int)fd;

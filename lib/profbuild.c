@@ -158,6 +158,17 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 	c = xasprintf("lost %" PRIu64 " samples", s->res->lost);
 	pm_prof_add_comment(p, c);
 	free(c);
+	if (s->res->lost_end) {
+		c = xasprintf("lost %" PRIu64 " of them at the end: the rings full when the recording "
+			      "stopped, counted by the kernel (PERF_FORMAT_LOST), never in a LOST record",
+			      s->res->lost_end);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
+	if (s->res->lost_end_unknown)
+		pm_prof_add_comment(p, "lost samples at the end not counted: this kernel has no "
+				       "PERF_FORMAT_LOST (Linux 6.0); a ring full when the recording "
+				       "stopped is not said");
 	if (s->res->throttled) {
 		/* events: the kernel lowered the rate (kernel.perf_event_max_sample_rate) */
 		double secs = dur ? (double)dur / 1e9 : 0;

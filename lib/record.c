@@ -470,6 +470,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	}
 	pm_att_disable(&s);
 	drain(&s, &dr, true);
+	pm_att_lost_end(&s);
 	if (cfg->progress)
 		progress(&s, true);
 	/* the command's status, unless pmuprof itself stopped it at --duration */
@@ -499,7 +500,11 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		free(alt);
 		goto out;
 	}
-	if (res->lost)
+	if (res->lost_end)
+		pm_warn("lost %" PRIu64 " samples: the ring buffer overflowed (%" PRIu64
+			" of them at the end, counted by the kernel only); lower -F or --stack-size",
+			res->lost, res->lost_end);
+	else if (res->lost)
 		pm_warn("lost %" PRIu64 " samples: the ring buffer overflowed; lower -F or "
 			"--stack-size",
 			res->lost);

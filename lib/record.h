@@ -139,6 +139,13 @@ struct pm_record_result {
 	int cmd_exit;          /* the command's, shell-style (128 + signal) */
 	bool duration_stop;    /* --duration passed and pmuprof stopped the command */
 	uint64_t samples, lost, throttled, cut;
+	/*
+	 * of lost: what the kernel counted (PERF_FORMAT_LOST) but never said
+	 * in a PERF_RECORD_LOST, the rings full at the end; lost_end_unknown:
+	 * a kernel without that count (before 6.0), such loss not counted
+	 */
+	uint64_t lost_end;
+	bool lost_end_unknown;
 	double seconds;
 	/* attach mode */
 	uint64_t threads;      /* threads attached at the start */

@@ -220,7 +220,15 @@ static void on_record(struct session *s, const struct pm_rec *r)
 		on_other(s, r);
 		break;
 	case PERF_RECORD_LOST:
-	case PERF_RECORD_LOST_SAMPLES:
+		if (r->lost.id == PM_SES_LOST_END)
+			s->res->lost_end += r->lost.lost;
+		else if (r->lost.id == PM_SES_LOST_END_UNKNOWN)
+			s->res->lost_end_unknown = true;
+		else
+			s->lost_said += r->lost.lost;
+		s->res->lost += r->lost.lost;
+		break;
+	case PERF_RECORD_LOST_SAMPLES: /* a PMU's own (AUX), not in PERF_FORMAT_LOST's count */
 		s->res->lost += r->lost.lost;
 		break;
 	case PERF_RECORD_THROTTLE:
@@ -260,6 +268,31 @@ void pm_ses_feed(struct session *s, const struct perf_event_header *h, const str
 	}
 	if (pm_maps_count(s->maps) != first)
 		pm_cap_check(s, pm_reg_maps_added(s->reg, first, s->cap));
+}
+
+void pm_ses_lost_end(struct session *s, uint64_t n, bool unknown)
+{
+	/* header, id, lost, and a sample_id trailer of zeros as the layout has it */
+	uint64_t b[1 + 2 + 8];
+	struct perf_event_header h;
+	struct pm_rec r;
+	size_t tr = 0;
+
+	if (s->layout.sample_id_all)
+		tr = (size_t)__builtin_popcountll(
+			     s->layout.sample_type & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+						      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+						      PERF_SAMPLE_IDENTIFIER)) *
+		     8;
+	memset(b, 0, sizeof(b));
+	h.type = PERF_RECORD_LOST;
+	h.misc = 0;
+	h.size = (uint16_t)(sizeof(h) + 16 + tr);
+	memcpy(b, &h, sizeof(h));
+	b[1] = unknown ? PM_SES_LOST_END_UNKNOWN : PM_SES_LOST_END;
+	b[2] = unknown ? 0 : n;
+	if (pm_rec_decode((const struct perf_event_header *)(void *)b, &s->layout, &r) == 0)
+		pm_ses_feed(s, (const struct perf_event_header *)(void *)b, &r);
 }
 
 void pm_ses_processing(struct session *s)

@@ -44,6 +44,14 @@
 #define PM_SES_KERNEL_MAP (PM_STACKS_NO_MAP - 1) /* frames: stack frames in the kernel */
 /* frames a profile source makes itself (source.h: location, stack_labels), by its index */
 #define PM_SES_SRC_MAP(i) (PM_STACKS_NO_MAP - 32 - (uint32_t)(i))
+/*
+ * pmuprof's own PERF_RECORD_LOST at the end (pm_ses_lost_end()), told by
+ * an id no event has: the records lost that no kernel LOST record said,
+ * or (count 0) a kernel that could not count them.  A capture keeps it, so
+ * that a replay counts what its live run counted.
+ */
+#define PM_SES_LOST_END UINT64_MAX
+#define PM_SES_LOST_END_UNKNOWN (UINT64_MAX - 1)
 
 struct pm_maps;
 struct pm_stacks;
@@ -97,6 +105,7 @@ struct session {
 	pid_t unw_pid;                             /* frames: whose memory read_mem reads */
 	uint32_t cut_frame, limit_frame;
 	uint64_t complete, bad_records;
+	uint64_t lost_said;      /* live: the records lost that PERF_RECORD_LOST said */
 	uint64_t t_start;
 	uint64_t duration_ns;    /* live: the recording's, as its profile has it (0 until then) */
 
@@ -156,6 +165,12 @@ size_t pm_ses_stack_ids(struct session *s, const struct pm_rec_sample *smp,
  */
 void pm_ses_feed(struct session *s, const struct perf_event_header *h, const struct pm_rec *r);
 /* Start processing: registry, stacks, the sources' state. */
+/*
+ * Live, after the last drain: @n records lost that no PERF_RECORD_LOST
+ * said (or @unknown: the kernel cannot count them), fed as one record.
+ */
+void pm_ses_lost_end(struct session *s, uint64_t n, bool unknown);
+
 void pm_ses_processing(struct session *s);
 /* What processing and the profile use; shared by the live session and replay. */
 void pm_ses_release(struct session *s);
