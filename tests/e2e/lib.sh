@@ -219,6 +219,16 @@ resolved_pct() {
 table_rows() { awk '!/^#/ && NF >= 4 && $1 ~ /^[0-9]+(\.[0-9]+)?%$/' "$1"; }
 table_funcs() { table_rows "$1" | awk -v n="$2" 'c < n { print $4; c++ }'; }
 
+# wait_line FILE REGEX SECS: until a line of FILE matches (1 after SECS)
+wait_line() {
+	_i=0
+	while ! grep -Eq "$2" "$1" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -gt $(($3 * 20)) ] && return 1
+		sleep 0.05
+	done
+}
+
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 sample_count() { sed -n 's/^pmuprof: wrote .*: \([0-9][0-9]*\) samples.*/\1/p' "$1" | tail -1; }

@@ -11,16 +11,6 @@
 need_perf
 need_file attach "$GOFIX/attach"
 
-# wait_line FILE REGEX SECS: until a line of FILE matches
-wait_line() {
-	_i=0
-	while ! grep -Eq "$2" "$1" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -gt $(($3 * 20)) ] && return 1
-		sleep 0.05
-	done
-}
-
 "$GOFIX/attach" -scale 0.5 >"$T/fix.out" 2>&1 &
 fpid=$!
 wait_line "$T/fix.out" '^ready ' 10 || fail fixture-ready "$(cat "$T/fix.out")"

@@ -8,15 +8,6 @@
 need_perf
 need_file attach "$GOFIX/attach"
 
-wait_line() {
-	_i=0
-	while ! grep -Eq "$2" "$1" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -gt $(($3 * 20)) ] && return 1
-		sleep 0.05
-	done
-}
-
 "$GOFIX/attach" -threads 500 -idle-iters 20000 -idle-cpu 3ms -scale 0.05 >"$T/fix.out" 2>&1 &
 fpid=$!
 if ! wait_line "$T/fix.out" '^ready ' 20; then

@@ -7,14 +7,6 @@
 need_perf
 need_file attach "$GOFIX/attach"
 
-wait_line() {
-	_i=0
-	while ! grep -Eq "$2" "$1" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -gt $(($3 * 20)) ] && return 1
-		sleep 0.05
-	done
-}
 labels() {
 	gotool tool pprof -tags "$1" 2>/dev/null |
 		awk '/^ *[a-z_]+: Total/ { sec = $1; sub(/:$/, "", sec) }

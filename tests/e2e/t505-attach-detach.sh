@@ -10,14 +10,6 @@
 need_perf
 need_file attach "$GOFIX/attach"
 
-wait_line() {
-	_i=0
-	while ! grep -Eq "$2" "$1" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -gt $(($3 * 20)) ] && return 1
-		sleep 0.05
-	done
-}
 round_done() { wait_line "$T/fix.out" "^round $1 " 60; }
 
 "$GOFIX/attach" -scale 1 -rounds 4 >"$T/fix.out" 2>&1 &

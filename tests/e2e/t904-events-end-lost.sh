@@ -25,15 +25,6 @@ fi
 ev="uprobe:$fx:main.(*counter).tick"
 calls=10000
 
-wait_line() { # FILE ERE SECS
-	_i=0
-	while ! grep -Eq "$2" "$1" 2>/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -gt $(($3 * 20)) ] && return 1
-		sleep 0.05
-	done
-}
-
 cpu=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //; s/[,-].*//')
 taskset -c "${cpu:-0}" "$fx" -linger $calls >"$T/fo" 2>&1 &
 f=$!
