@@ -36,6 +36,7 @@ struct pm_elf {
 	bool mapped;
 	Elf *elf;
 	uint16_t machine, type;
+	uint64_t entry;
 
 	struct pm_elf_section *secs;
 	size_t nsecs;
@@ -331,6 +332,7 @@ static struct pm_elf *open_buf(uint8_t *buf, size_t len, bool mapped)
 		goto bad;
 	e->machine = eh.e_machine;
 	e->type = eh.e_type;
+	e->entry = eh.e_entry;
 	load_sections(e);
 	load_segments(e);
 	load_build_id(e);
@@ -413,6 +415,11 @@ uint16_t pm_elf_machine(const struct pm_elf *e)
 uint16_t pm_elf_type(const struct pm_elf *e)
 {
 	return e->type;
+}
+
+uint64_t pm_elf_entry(const struct pm_elf *e)
+{
+	return e->entry;
 }
 
 const uint8_t *pm_elf_bytes(const struct pm_elf *e, size_t *len)

@@ -38,6 +38,7 @@ void pm_elf_free(struct pm_elf *e); /* NULL is fine */
 
 uint16_t pm_elf_machine(const struct pm_elf *e); /* EM_X86_64, EM_AARCH64, ... */
 uint16_t pm_elf_type(const struct pm_elf *e);    /* ET_EXEC, ET_DYN */
+uint64_t pm_elf_entry(const struct pm_elf *e);   /* e_entry: where the kernel or ld.so jumps in */
 const uint8_t *pm_elf_bytes(const struct pm_elf *e, size_t *len);
 
 /* Section by name, or NULL. */

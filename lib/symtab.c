@@ -653,6 +653,100 @@ out:
 }
 
 /*
+ * Evaluate a CFA expression at @pc with the stack pointer at @rsp: the
+ * few operations of position-only expressions (the PLT's "rsp + 8, +8
+ * past the push": binutils' lazy PLT).  Registers but rsp and rip, memory
+ * reads and branches are not evaluated.  false when it cannot be.
+ */
+#define EXPR_STACK 16
+
+static bool expr_binop(uint8_t atom, int64_t a, int64_t b, int64_t *r)
+{
+	switch (atom) {
+	case DW_OP_plus:  *r = (int64_t)((uint64_t)a + (uint64_t)b); return true;
+	case DW_OP_minus: *r = (int64_t)((uint64_t)a - (uint64_t)b); return true;
+	case DW_OP_mul:   *r = (int64_t)((uint64_t)a * (uint64_t)b); return true;
+	case DW_OP_and:   *r = a & b; return true;
+	case DW_OP_or:    *r = a | b; return true;
+	case DW_OP_xor:   *r = a ^ b; return true;
+	case DW_OP_shl:   *r = b < 64 && b >= 0 ? (int64_t)((uint64_t)a << b) : 0; return true;
+	case DW_OP_shr:   *r = b < 64 && b >= 0 ? (int64_t)((uint64_t)a >> b) : 0; return true;
+	case DW_OP_ge:    *r = a >= b; return true;
+	case DW_OP_gt:    *r = a > b; return true;
+	case DW_OP_le:    *r = a <= b; return true;
+	case DW_OP_lt:    *r = a < b; return true;
+	case DW_OP_eq:    *r = a == b; return true;
+	case DW_OP_ne:    *r = a != b; return true;
+	default:          return false;
+	}
+}
+
+static bool expr_operand(const Dwarf_Op *op, uint64_t pc, uint64_t rsp, int64_t *v)
+{
+	uint8_t a = op->atom;
+	uint64_t reg = a == DW_OP_bregx ? op->number : (uint64_t)(a - DW_OP_breg0);
+	int64_t off = a == DW_OP_bregx ? (int64_t)op->number2 : (int64_t)op->number;
+
+	if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
+		*v = a - DW_OP_lit0;
+		return true;
+	}
+	if ((a >= DW_OP_breg0 && a <= DW_OP_breg31) || a == DW_OP_bregx) {
+		if (reg != PM_DW_RSP && reg != PM_DW_RA)
+			return false; /* DWARF register 16 is rip */
+		*v = (int64_t)((reg == PM_DW_RSP ? rsp : pc) + (uint64_t)off);
+		return true;
+	}
+	switch (a) {
+	case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u: case DW_OP_const8u:
+	case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s: case DW_OP_const8s:
+	case DW_OP_constu: case DW_OP_consts:
+		*v = (int64_t)op->number;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool expr_eval(const Dwarf_Op *ops, size_t nops, uint64_t pc, uint64_t rsp, int64_t *out)
+{
+	int64_t st[EXPR_STACK], v;
+	size_t n = 0;
+
+	for (size_t i = 0; i < nops; i++) {
+		if (expr_operand(&ops[i], pc, rsp, &v)) {
+			if (n == EXPR_STACK)
+				return false;
+			st[n++] = v;
+		} else if (ops[i].atom == DW_OP_plus_uconst && n >= 1) {
+			st[n - 1] = (int64_t)((uint64_t)st[n - 1] + ops[i].number);
+		} else if (n >= 2 && expr_binop(ops[i].atom, st[n - 2], st[n - 1], &v)) {
+			st[--n - 1] = v;
+		} else {
+			return false;
+		}
+	}
+	if (n != 1)
+		return false;
+	*out = st[0];
+	return true;
+}
+
+/* A CFA expression at @pc that comes to rsp + a constant: *off. */
+static bool expr_cfa_rsp(const Dwarf_Op *ops, size_t nops, uint64_t pc, int64_t *off)
+{
+	const uint64_t base = 1ull << 32;
+	int64_t a, b;
+
+	if (!expr_eval(ops, nops, pc, base, &a) || !expr_eval(ops, nops, pc, 2 * base, &b))
+		return false;
+	if ((uint64_t)b - (uint64_t)a != base)
+		return false; /* not rsp plus what the position gives */
+	*off = (int64_t)((uint64_t)a - base);
+	return true;
+}
+
+/*
  * The row at @pc of @cfi into *out; 0, -1 when there is none, -2 when
  * there is one (an FDE covers @pc) that cannot be evaluated here.  *sig: the row is in a signal frame (the 'S'
  * augmentation of glibc's __restore_rt, whose CFA is an expression).
@@ -671,16 +765,20 @@ static int cfi_from(Dwarf_CFI *cfi, uint64_t pc, struct pm_unw_cfi *out, bool *s
 		return -1;
 	if (dwarf_frame_info(fr, NULL, NULL, &signalp) >= 0 && signalp)
 		*sig = true;
-	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || nops != 1)
+	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || nops < 1)
 		goto out;
-	if (ops[0].atom == DW_OP_bregx) {
+	if (nops > 1) {
+		if (!expr_cfa_rsp(ops, nops, pc, &off))
+			goto out; /* stack realignment, a signal frame */
+		reg = PM_DW_RSP;
+	} else if (ops[0].atom == DW_OP_bregx) {
 		reg = ops[0].number;
 		off = (int64_t)ops[0].number2;
 	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
 		reg = (uint64_t)(ops[0].atom - DW_OP_breg0);
 		off = (int64_t)ops[0].number;
 	} else {
-		goto out; /* a CFA expression (PLT stubs, stack realignment) */
+		goto out;
 	}
 	if (reg >= PM_DW_RA || off < INT32_MIN || off > INT32_MAX)
 		goto out;
@@ -720,6 +818,31 @@ static int cfi_row(const struct pm_sym *s, uint64_t pc, struct pm_unw_cfi *out, 
 	return cfi_from(s->dbgcfi, pc, out, sig) ? -1 : 0;
 }
 
+/*
+ * @pc lies in the binary's entry stub: from e_entry up to the first code
+ * with CFI, at most ENTRY_STUB_MAX bytes.  The kernel (or ld.so) jumps
+ * there with no return address, so it is the bottom of the stack, CFI or
+ * not: ld.so's _start and _dl_start_user have none (glibc's RTLD_START).
+ */
+#define ENTRY_STUB_MAX 256
+
+static bool in_entry_stub(const struct pm_sym *s, uint64_t pc)
+{
+	uint64_t e = pm_elf_entry(s->elf);
+
+	if (!e || !s->eh || pc < e || pc - e >= ENTRY_STUB_MAX)
+		return false;
+	for (uint64_t a = e; a <= pc; a++) {
+		Dwarf_Frame *fr = NULL;
+
+		if (dwarf_cfi_addrframe(s->eh, a, &fr) == 0) {
+			free(fr);
+			return false;
+		}
+	}
+	return true;
+}
+
 int pm_sym_func_info(const struct pm_sym *s, uint64_t pc, struct pm_unw_func *out)
 {
 	uint64_t start;
@@ -757,11 +880,14 @@ int pm_sym_func_info(const struct pm_sym *s, uint64_t pc, struct pm_unw_func *ou
 		uint64_t st = 0;
 		bool named = pm_elf_symbol(s->elf, pc, &st) && st <= pc;
 
-		if (cfi_from(s->eh, pc, &out->cfi, &sig) == -1 && !named && !sig)
+		bool row = cfi_from(s->eh, pc, &out->cfi, &sig) != -1;
+		bool stub = !row && !sig && in_entry_stub(s, pc);
+
+		if (!row && !named && !sig && !stub)
 			return -ENOENT;
-		out->entry = named ? st : pc;
+		out->entry = named ? st : stub ? pm_elf_entry(s->elf) : pc;
 		out->spdelta = -1;
-		out->flags = sig ? PM_UNW_F_SIGRETURN : 0;
+		out->flags = sig ? PM_UNW_F_SIGRETURN : stub ? PM_UNW_F_TOP : 0;
 		return 0;
 	}
 	if (native_symbol(s, pc, &start)) {

@@ -39,7 +39,7 @@
 
 enum pm_unw_func_flags {
 	PM_UNW_F_GO = 1 << 0,      /* Go function: spdelta is exact */
-	PM_UNW_F_TOP = 1 << 1,     /* bottom of a stack: runtime.goexit, mstart, rt0_go */
+	PM_UNW_F_TOP = 1 << 1,     /* bottom of a stack: runtime.goexit, mstart, rt0_go, an ELF entry stub */
 	PM_UNW_F_SPWRITE = 1 << 2, /* switches stacks: cannot unwind past it */
 	PM_UNW_F_MAIN = 1 << 3,    /* main.main */
 	PM_UNW_F_CGOCALL = 1 << 4, /* runtime.asmcgocall: C runs on g0 above it */
