@@ -92,6 +92,8 @@ struct wproc {
 	size_t nent;
 	uint64_t last;          /* the last snapshot's time */
 	uint64_t first;         /* the time the first one covers from */
+	uint64_t last_read;     /* the last snapshot that read a goroutine: the span's end */
+	uint64_t pending;       /* the time since then, in no sample (unread_ns if one reads later) */
 	struct pm_idtab cpu_of; /* g -> index in cpu + 1: an entry per g that had a CPU sample */
 	struct wcpu *cpu;
 	size_t ncpu, live_cpu;
@@ -114,6 +116,7 @@ struct wall {
 	uint64_t bad_reason;    /* goroutine samples whose wait reason is none of the runtime's */
 	uint64_t bad_bounds;    /* walks dropped: the g's stack bounds do not hold its sp, read twice */
 	uint64_t lists_unread, unread_ns; /* snapshots without runtime.allgs, the time they cover */
+	uint64_t empty;         /* snapshots with the list that read none of its goroutines */
 	uint64_t cpu_ns, counted, max_cpu_ns, setup_ns, max_interval;
 	/* scratch, kept from one snapshot to the next (no fresh pages each time) */
 	uint8_t *gbuf, *gbuf2, *sbuf;
@@ -540,13 +543,13 @@ static bool same_g(const struct pm_gor_layout *l, const uint8_t *a, const uint8_
 }
 
 /* Goroutines gs[0..n) of @p (their entries ent[0..n)): one snapshot's work on them. */
-static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
-			   const uint64_t *gs, struct went *ent, size_t n, uint64_t now,
-			   uint64_t weight)
+static size_t snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
+			     const uint64_t *gs, struct went *ent, size_t n, uint64_t now,
+			     uint64_t weight)
 {
 	const struct pm_gor_layout *l = p->l;
 	uint32_t gsz = l->g_size;
-	size_t i, nwalk = 0;
+	size_t i, nwalk = 0, nread = 0;
 	struct pm_cap_rd *r;
 	size_t *walk;
 
@@ -585,6 +588,7 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 			w->unreadable++;
 			continue;
 		}
+		nread++;
 		st = (uint32_t)pm_le32(gb + l->g_status);
 		goid = (int64_t)pm_le64(gb + l->g_goid);
 		state = state_of(st);
@@ -822,12 +826,31 @@ static void snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 		e->acc_time = e->acc_time ? e->acc_time : now;
 		e->accw = weight;
 	}
+	return nread;
+}
+
+/*
+ * A snapshot of @p at @now read goroutines (@read) or not: the time since
+ * the last one that did is counted in no sample, within the span when one
+ * reads again, else after it (the process exited before this snapshot:
+ * its goroutines' last interval is not theirs to weigh).
+ */
+static void snapshot_read(struct wall *w, struct wproc *p, uint64_t now, bool read,
+			  uint64_t weight)
+{
+	if (!read) {
+		p->pending += weight;
+		return;
+	}
+	w->unread_ns += p->pending;
+	p->pending = 0;
+	p->last_read = now;
 }
 
 static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, uint64_t now)
 {
 	uint64_t *gs = NULL, weight;
-	size_t n = 0;
+	size_t n = 0, nread = 0;
 
 	if (!proc_ready(s, w, p))
 		return;
@@ -841,7 +864,7 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 		w->unreadable++;
 		w->lists_unread++;
 		if (p->last && now > p->last)
-			w->unread_ns += now - p->last;
+			snapshot_read(w, p, now, false, now - p->last);
 		if (p->last)
 			p->last = now;
 		return;
@@ -860,8 +883,11 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 	}
 	/* in chunks: the scratch is bounded (WALL_CHUNK goroutines), whatever their number */
 	for (size_t c0 = 0; c0 < n; c0 += WALL_CHUNK)
-		snapshot_chunk(s, w, p, gs + c0, p->ent + c0, PM_MIN(WALL_CHUNK, n - c0), now,
-			       weight);
+		nread += snapshot_chunk(s, w, p, gs + c0, p->ent + c0,
+					PM_MIN(WALL_CHUNK, n - c0), now, weight);
+	if (!nread)
+		w->empty++;
+	snapshot_read(w, p, now, nread > 0, weight);
 	free(gs);
 }
 
@@ -981,13 +1007,17 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 	struct wall *w = wall_of(s);
 	char *c;
 	double span = 0;
-	uint64_t cut, most;
+	uint64_t cut, most, after = 0;
 
 	if (!w->hz)
 		return;
-	for (size_t i = 0; i < w->nprocs; i++)
-		if (w->procs[i].last - w->procs[i].first > span * 1e9)
-			span = (double)(w->procs[i].last - w->procs[i].first) / 1e9;
+	for (size_t i = 0; i < w->nprocs; i++) {
+		const struct wproc *wp = &w->procs[i];
+
+		if (wp->last_read > wp->first && wp->last_read - wp->first > span * 1e9)
+			span = (double)(wp->last_read - wp->first) / 1e9;
+		after += wp->pending;
+	}
 	c = xasprintf("pmuprof record: --wall: the snapshots cover %.2f s (each goroutine's "
 		      "samples weigh the time since the snapshot before)", span);
 	pm_prof_add_comment(p, c);
@@ -1014,9 +1044,11 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 		      "goroutines (runtime.allgs not readable), %.3f s in no sample; %" PRIu64
 		      " lists read short (a length past the capacity, the limit of %u or the "
 		      "first entry that cannot be a g), %" PRIu64 " entries left out at most; %" PRIu64
-		      " goroutine samples with a wait reason none of the runtime's (\"unknown (N)\")",
+		      " goroutine samples with a wait reason none of the runtime's (\"unknown (N)\"); %"
+		      PRIu64 " snapshots read none of the goroutines listed (the process gone); "
+		      "%.3f s after the last snapshot that read one, in no sample",
 		      w->lists_unread, (double)w->unread_ns / 1e9, cut, PM_GOR_ALLGS_MAX, most,
-		      w->bad_reason);
+		      w->bad_reason, w->empty, (double)after / 1e9);
 	pm_prof_add_comment(p, c);
 	free(c);
 }
