@@ -940,12 +940,12 @@ static size_t probed_sample(struct pm_gor *g, struct pm_stacks *st,
 	goid = e->goid;
 	{
 		struct centry *la = &g->last[mix(mix(mix(0, (uint64_t)pid), gi->g), (uint64_t)goid) &
-					     (CACHE_SIZE - 1)];
+					     g->cache_mask];
 
 		if (gi->goid == goid && !gi->dead) {
 			uint64_t hv = mix(mix(mix(mix(0, (uint64_t)pid), gi->g), (uint64_t)goid),
 					  g->labels_ptr);
-			struct centry *ce = &g->cache[hv & (CACHE_SIZE - 1)];
+			struct centry *ce = &g->cache[hv & g->cache_mask];
 
 			if (!(ce->pid == pid && ce->g == gi->g && ce->goid == goid &&
 			      ce->labels_ptr == g->labels_ptr && ce->tag && !ce->anc_ptr)) {
@@ -988,9 +988,9 @@ static size_t unprobed_tail(struct pm_gor *g, struct pm_maps *maps, struct pm_st
 {
 	bool parent_mode = l->g_parent_goid && !good_ptr(g->anc_ptr);
 	uint64_t hv = mix(mix(mix(mix(0, (uint64_t)pid), gi->g), (uint64_t)gi->goid), g->labels_ptr);
-	struct centry *e = &g->cache[hv & (CACHE_SIZE - 1)];
+	struct centry *e = &g->cache[hv & g->cache_mask];
 	struct centry *la = &g->last[mix(mix(mix(0, (uint64_t)pid), gi->g), (uint64_t)gi->goid) &
-				     (CACHE_SIZE - 1)];
+				     g->cache_mask];
 	const uint32_t *cids = g->tmp;
 	uint32_t tagv = 0;
 	size_t nc = 0;

@@ -22,7 +22,8 @@
 #define MAX_KEY 128
 #define MAX_VAL 512
 #define MAX_CHAIN 512
-#define CACHE_SIZE 8192
+#define CACHE_BITS 13
+#define CACHE_SIZE (1u << CACHE_BITS)
 #define MAX_GO_TRIES 1000
 #define CREATED_PCS 64      /* return addresses kept of a creator's stack */
 #define RCACHE_SLOTS 64     /* reads kept for the rest of a drain pass, direct-mapped */
@@ -152,6 +153,7 @@ struct pm_gor {
 	size_t tm_size, tm_n;
 	struct centry *cache;
 	struct centry *last; /* (pid, g, goid) -> the tag it last had alive */
+	size_t cache_mask;   /* of both: CACHE_SIZE - 1 unless o.cache_bits */
 	uint64_t seed;       /* of the interning tables' hashes: pm_hash_seed() */
 	/* interned strings */
 	char **strs;

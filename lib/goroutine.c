@@ -38,8 +38,11 @@ struct pm_gor *pm_gor_new(const struct pm_gor_opts *o)
 	g->seed = pm_hash_seed();
 	if (g->o.creators > PM_GOR_MAX_ANCESTORS)
 		g->o.creators = PM_GOR_MAX_ANCESTORS;
-	g->cache = xcalloc(CACHE_SIZE, sizeof(*g->cache));
-	g->last = xcalloc(CACHE_SIZE, sizeof(*g->last));
+	g->cache_mask = CACHE_SIZE - 1;
+	if (g->o.cache_bits && g->o.cache_bits < CACHE_BITS)
+		g->cache_mask = ((size_t)1 << g->o.cache_bits) - 1;
+	g->cache = xcalloc(g->cache_mask + 1, sizeof(*g->cache));
+	g->last = xcalloc(g->cache_mask + 1, sizeof(*g->last));
 	g->stats = getenv("PMUPROF_GOR_STATS") != NULL;
 	if (!g->o.read)
 		g->rcache = xcalloc(RCACHE_SLOTS, sizeof(*g->rcache));

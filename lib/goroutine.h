@@ -95,6 +95,11 @@ struct pm_gor_opts {
 	unsigned creators;   /* levels of creators; 0 = none */
 	pm_gor_read_fn read; /* NULL = process_vm_readv (batched) */
 	void *read_arg;
+	/*
+	 * The goroutine caches' entries: 1 << cache_bits (0, or past the
+	 * default of 8192: the default); a fuzz target's few need few
+	 */
+	unsigned cache_bits;
 };
 
 struct pm_gor_label {

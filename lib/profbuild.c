@@ -27,7 +27,9 @@
  * with "_[k]").  When the addresses are hidden (kptr_restrict), says so once.
  */
 struct kstate {
-	struct pm_ksyms *ks;
+	const struct pm_ksyms *ks;
+	struct pm_ksyms *own; /* loaded here: freed with the profile built */
+	const struct pm_ksyms *given; /* the config's: not loaded (NULL: load) */
 	uint64_t map;
 	bool tried;
 };
@@ -39,8 +41,9 @@ static uint64_t kernel_loc(struct pm_profile *p, const struct pm_stack_frame *f,
 	uint64_t lo, hi;
 
 	if (!k->tried) {
-		int rc = pm_ksyms_load(&k->ks, NULL);
+		int rc = k->given ? 0 : pm_ksyms_load(&k->own, NULL);
 
+		k->ks = k->given ? k->given : k->own;
 		k->tried = true;
 		if (rc == -EPERM)
 			pm_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames "
@@ -130,7 +133,7 @@ static void gor_comment(struct session *s, struct pm_profile *p)
 /* Symbolize every distinct frame once and build the pprof profile. */
 struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_t dur)
 {
-	struct pm_profile *p = pm_prof_new();
+	struct pm_profile *p = pm_prof_new_sized(s->cfg->small_tables);
 	size_t nframes, nmaps, i;
 	uint64_t *loc_of, *map_of;
 	struct hide *hid;
@@ -139,7 +142,7 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 	uint64_t *locs = xmalloc(PM_ARRAY_SIZE(s->ids) * sizeof(*locs));
 	struct pm_frame fr[MAX_FRAMES_SYM];
 	struct pm_prof_line lines[MAX_FRAMES_SYM];
-	struct kstate ks = { NULL, 0, false };
+	struct kstate ks = { NULL, NULL, s->cfg->ksyms, 0, false };
 	char *c;
 	size_t e;
 
@@ -320,6 +323,6 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 	free(loc_of);
 	free(map_of);
 	free(map_unresolved);
-	pm_ksyms_free(ks.ks);
+	pm_ksyms_free(ks.own);
 	return p;
 }

@@ -81,24 +81,24 @@ static void arena_free(struct arena *a)
 /* ---- chunked vector: elements never move ---- */
 
 #define CHUNK_SHIFT 9
-#define CHUNK_LEN ((size_t)1 << CHUNK_SHIFT)
 
 struct svec {
 	char **chunks;
 	size_t nchunks, capchunks, n, esz;
+	unsigned shift; /* chunks of 1 << shift elements (CHUNK_SHIFT unless told fewer) */
 };
 
 static void *svec_at(const struct svec *v, size_t i)
 {
-	return v->chunks[i >> CHUNK_SHIFT] + (i & (CHUNK_LEN - 1)) * v->esz;
+	return v->chunks[i >> v->shift] + (i & (((size_t)1 << v->shift) - 1)) * v->esz;
 }
 
 /* A new zeroed element at index v->n. */
 static void *svec_push(struct svec *v)
 {
-	if ((v->n >> CHUNK_SHIFT) >= v->nchunks) {
+	if ((v->n >> v->shift) >= v->nchunks) {
 		PM_GROW(v->chunks, v->capchunks, v->nchunks + 1);
-		v->chunks[v->nchunks++] = xcalloc(CHUNK_LEN, v->esz);
+		v->chunks[v->nchunks++] = xcalloc((size_t)1 << v->shift, v->esz);
 	}
 	return svec_at(v, v->n++);
 }
@@ -215,16 +215,24 @@ struct pm_profile {
 	uint64_t seed; /* of every table's hash: pm_hash_seed(), so no input aims at a chain */
 };
 
-struct pm_profile *pm_prof_new(void)
+struct pm_profile *pm_prof_new_sized(unsigned chunk_bits)
 {
 	struct pm_profile *p = xcalloc(1, sizeof(*p));
 
+	if (!chunk_bits || chunk_bits > CHUNK_SHIFT)
+		chunk_bits = CHUNK_SHIFT;
 	p->seed = pm_hash_seed();
 	p->maps.esz = sizeof(struct pm_prof_mapping);
 	p->funcs.esz = sizeof(struct pm_prof_func);
 	p->locs.esz = sizeof(struct pm_prof_loc);
 	p->samples.esz = sizeof(struct samp);
+	p->maps.shift = p->funcs.shift = p->locs.shift = p->samples.shift = chunk_bits;
 	return p;
+}
+
+struct pm_profile *pm_prof_new(void)
+{
+	return pm_prof_new_sized(0);
 }
 
 void pm_prof_free(struct pm_profile *p)

@@ -61,6 +61,11 @@ struct pm_prof_sample {
 };
 
 struct pm_profile *pm_prof_new(void);
+/*
+ * The same with its tables grown by 1 << @chunk_bits entries at a time
+ * (0, or past the default of 512: the default): a fuzz target's few.
+ */
+struct pm_profile *pm_prof_new_sized(unsigned chunk_bits);
 void pm_prof_free(struct pm_profile *p); /* NULL is fine */
 
 /* Header.  Sample types must all be added before the first sample. */

@@ -19,6 +19,8 @@
 /* --locks-max-rate's default: 1000 traps/s, about 1.5 % of a CPU at 15 us each */
 #define PM_RECORD_DEFAULT_LOCKS_MAX_RATE 1000
 
+struct pm_ksyms;
+
 struct pm_record_cfg {
 	const char *event;           /* NULL = "cycles" (falls back to cpu-clock without a PMU) */
 	uint64_t freq, period;       /* at most one nonzero; both 0 = PM_RECORD_DEFAULT_FREQ */
@@ -122,6 +124,23 @@ struct pm_record_cfg {
 	 * value it had back at the end
 	 */
 	int64_t memprofilerate;
+	/*
+	 * Not an option: nonzero sizes the per-pc and per-goroutine caches
+	 * (the unwinders'; the goroutine inspector's, where its caller
+	 * passes it on) at 1 << small_tables entries, and grows the
+	 * profile's tables by as many, for a session fed a few records (a
+	 * fuzz target's: each input's session would otherwise fault in a
+	 * few MiB).  Recordings and replays leave it 0: the sizes that hold
+	 * a whole run's pcs.
+	 */
+	unsigned small_tables;
+	/*
+	 * Not an option: kernel frames are named from these symbols
+	 * (borrowed: pm_ksyms_load()), not from /proc/kallsyms read anew
+	 * for each profile built (a fuzz target builds one an input).
+	 * NULL: read it, as recordings and replays do.
+	 */
+	const struct pm_ksyms *ksyms;
 };
 
 enum pm_record_err {

@@ -53,6 +53,7 @@ struct pm_reg {
 	struct unw_slot unws[MAX_UNWS];
 	size_t nunws;
 	uint64_t unw_tick;
+	unsigned unw_cache_bits;        /* pm_unw_new_sized()'s; 0 = the default */
 	/*
 	 * Indexes (pm_hidx) hashed with a secret seed, so that a capture or a
 	 * target cannot aim its paths at one chain: bins by path, and (replay)
@@ -160,13 +161,18 @@ static struct unw_slot *find_unwinder(struct pm_reg *r, pid_t pid)
 	return NULL;
 }
 
+void pm_reg_unw_cache_bits(struct pm_reg *r, unsigned bits)
+{
+	r->unw_cache_bits = bits;
+}
+
 struct pm_unw *pm_reg_unwinder(struct pm_reg *r, pid_t pid)
 {
 	struct unw_slot *w = find_unwinder(r, pid);
 
 	if (!w && r->nunws < MAX_UNWS) {
 		w = &r->unws[r->nunws++];
-		w->u = pm_unw_new(reg_lookup, r);
+		w->u = pm_unw_new_sized(reg_lookup, r, r->unw_cache_bits);
 		w->pid = pid;
 		w->bad_gen = r->bad_gen;
 	} else if (!w) {

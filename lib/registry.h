@@ -34,6 +34,8 @@ struct pm_reg *pm_reg_new(bool replay);
 void pm_reg_free(struct pm_reg *r);
 struct pm_maps *pm_reg_maps(struct pm_reg *r);
 
+/* Unwinders made from now on cache 1 << @bits pcs (0: the default). */
+void pm_reg_unw_cache_bits(struct pm_reg *r, unsigned bits);
 /* The unwinder of @pid (its caches are by pc). */
 struct pm_unw *pm_reg_unwinder(struct pm_reg *r, pid_t pid);
 /* @pid's address space changed: its unwinder's caches are stale. */

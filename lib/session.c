@@ -300,6 +300,7 @@ void pm_ses_processing(struct session *s)
 	struct pm_stack_frame cut = { PM_STACKS_NO_MAP, false, 0, 0 };
 
 	s->reg = pm_reg_new(s->replay);
+	pm_reg_unw_cache_bits(s->reg, s->cfg->small_tables);
 	s->maps = pm_reg_maps(s->reg);
 	pm_src_begin(s);
 	s->stacks = pm_stacks_new(s->nvalues);

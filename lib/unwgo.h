@@ -33,9 +33,13 @@ struct cache_ent {
 struct pm_unw {
 	pm_unw_lookup_fn fn;
 	void *arg;
-	struct cache_ent cache[CACHE_SIZE];
-	/* stacks read from the target: the one walked and the next one */
-	uint8_t gstack[2][GSTACK_MAX];
+	struct cache_ent *cache; /* cache_mask + 1 entries (CACHE_SIZE unless told fewer) */
+	size_t cache_mask;
+	/*
+	 * stacks read from the target: the one walked and the next one
+	 * (allocated at the first read: a replay's walks read none)
+	 */
+	uint8_t (*gstack)[GSTACK_MAX];
 	unsigned gnext;
 	uint64_t *alt; /* the kernel's version of a stack read past the copy */
 	size_t alt_cap;

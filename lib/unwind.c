@@ -74,31 +74,51 @@
 #include "unwgo.h"
 
 
-struct pm_unw *pm_unw_new(pm_unw_lookup_fn fn, void *arg)
+struct pm_unw *pm_unw_new_sized(pm_unw_lookup_fn fn, void *arg, unsigned cache_bits)
 {
 	struct pm_unw *u = xcalloc(1, sizeof(*u));
 
 	u->fn = fn;
 	u->arg = arg;
+	if (!cache_bits || cache_bits > CACHE_BITS)
+		cache_bits = CACHE_BITS;
+	u->cache_mask = ((size_t)1 << cache_bits) - 1;
+	u->cache = xcalloc(u->cache_mask + 1, sizeof(*u->cache));
 	return u;
+}
+
+struct pm_unw *pm_unw_new(pm_unw_lookup_fn fn, void *arg)
+{
+	return pm_unw_new_sized(fn, arg, 0);
 }
 
 void pm_unw_free(struct pm_unw *u)
 {
-	if (u)
+	if (u) {
 		free(u->alt);
+		free(u->cache);
+		free(u->gstack);
+	}
 	free(u);
+}
+
+/* The buffer for the next stack read from the target. */
+static uint8_t *gstack_next(struct pm_unw *u)
+{
+	if (!u->gstack)
+		u->gstack = xcalloc(2, sizeof(*u->gstack));
+	return u->gstack[u->gnext];
 }
 
 void pm_unw_flush(struct pm_unw *u)
 {
-	memset(u->cache, 0, sizeof(u->cache));
+	memset(u->cache, 0, (u->cache_mask + 1) * sizeof(*u->cache));
 	memset(u->r12, 0, sizeof(u->r12));
 }
 
 int pm_unw_lookup(struct pm_unw *u, uint64_t pc, struct pm_unw_func *out)
 {
-	struct cache_ent *e = &u->cache[pm_hash_u64(pc) & (CACHE_SIZE - 1)];
+	struct cache_ent *e = &u->cache[pm_hash_u64(pc) & u->cache_mask];
 
 	if (e->pc != pc || pc == 0) {
 		e->pc = pc;
@@ -162,7 +182,7 @@ bool pm_unw_load_stack(struct pm_unw *u, struct pm_unw_input *cur, uint64_t sp, 
 	}
 	if (!cur->read_mem)
 		return false;
-	buf = u->gstack[u->gnext];
+	buf = gstack_next(u);
 	while (cur->read_mem(cur->read_arg, sp, buf, (size_t)len) != 0) {
 		if (len <= page_end - sp)
 			return false;
@@ -258,7 +278,7 @@ static bool extend_stack(struct pm_unw *u, struct walk *w, uint64_t sp, unsigned
 	keep = end - sp;
 	if (keep > GSTACK_MAX / 2)
 		return false; /* a copy this long ran out in one frame: no */
-	buf = u->gstack[u->gnext];
+	buf = gstack_next(u);
 	if (keep)
 		memmove(buf, cur->stack + (sp - cur->sp), (size_t)keep);
 	len = GSTACK_MAX - keep;

@@ -174,6 +174,11 @@ int pm_unw_read_pid(void *arg, uint64_t addr, void *buf, size_t len);
 /* Cache of lookups; one per unwinding thread. */
 struct pm_unw;
 struct pm_unw *pm_unw_new(pm_unw_lookup_fn fn, void *arg);
+/*
+ * The same with a cache of 1 << @cache_bits lookups (0, or past the
+ * default of 4096: the default): a fuzz target's few pcs need few.
+ */
+struct pm_unw *pm_unw_new_sized(pm_unw_lookup_fn fn, void *arg, unsigned cache_bits);
 void pm_unw_free(struct pm_unw *u);
 /* Forget cached lookups (after the address space changes). */
 void pm_unw_flush(struct pm_unw *u);

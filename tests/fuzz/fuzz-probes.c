@@ -44,6 +44,7 @@
 #include "attach.h"
 #include "capture.h"
 #include "goroutine.h"
+#include "kallsyms.h"
 #include "maps.h"
 #include "memlog.h"
 #include "profbuild.h"
@@ -54,6 +55,7 @@
 #include "src_creation.h"
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len);
 #define PID_B 2000000100
 #define TEXT 0x400000u
 #define KEY_PERIODS 16 /* capture.h: PM_CAP_KEY_LOCKS_PERIODS */
+/*
+ * The unwinder's and goroutine inspector's caches of 64 entries, and the
+ * profile's tables grown 64 at a time: not the few MiB a recording's
+ * get (faulted in afresh for every input under ASan's quarantine, they
+ * took most of its time).  The 128 pcs an input can name still collide
+ * in the caches, as a long recording's do, and fill more than a chunk.
+ */
+#define SMALL_TABLES 6
 
 /* The events as the live session names them (one binary: every probe once). */
 static const char *const evnames[] = {
@@ -237,6 +247,23 @@ static void check(const struct pm_profile *p)
 	}
 }
 
+/*
+ * /proc/kallsyms, read once: a profile built reads it for its kernel
+ * frames, and reading and sorting it for each input cost more than the
+ * rest of the input.  NULL when it cannot be read: each profile tries.
+ */
+static const struct pm_ksyms *kernel_symbols(void)
+{
+	static struct pm_ksyms *ks;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		pm_ksyms_load(&ks, NULL);
+	}
+	return ks;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 {
 	struct pm_record_cfg cfg;
@@ -255,8 +282,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 	memset(&s, 0, sizeof(s));
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&res, 0, sizeof(res));
+	memset(&go, 0, sizeof(go));
 	cfg.inuse = (flags & 2) != 0;
 	cfg.creators = byte(&in) % 5;
+	cfg.small_tables = SMALL_TABLES;
+	cfg.ksyms = kernel_symbols();
 	s.cfg = &cfg;
 	s.res = &res;
 	s.replay = true;
@@ -286,6 +316,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 	go.creators = cfg.creators;
 	go.read = pm_cap_gor_read;
 	go.read_arg = &s;
+	go.cache_bits = cfg.small_tables;
 	s.gor = pm_gor_new(&go);
 	pm_ses_processing(&s);
 	pm_ses_layout(&s);
