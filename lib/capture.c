@@ -478,9 +478,12 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 	/* what the recording read of the target, and so the goroutines, if it logged it */
 	s.mlog_on = meta->flags & PM_DATA_MEMORY;
 	if (s.mlog_on) {
-		struct pm_gor_opts go = { meta->creators > PM_GOR_MAX_ANCESTORS ? PM_GOR_MAX_ANCESTORS
-										 : meta->creators,
-					  pm_cap_gor_read, &s };
+		struct pm_gor_opts go = {
+			.creators = meta->creators > PM_GOR_MAX_ANCESTORS ? PM_GOR_MAX_ANCESTORS
+									  : meta->creators,
+			.read = pm_cap_gor_read,
+			.read_arg = &s,
+		};
 
 		if (!s.mlog)
 			s.mlog = pm_mlog_new();

@@ -301,8 +301,9 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 				s.spec[i].name, err);
 	pm_ses_processing(&s);
 	{ /* goroutines: ids and labels always, creator frames with --creators */
-		struct pm_gor_opts go = { cfg->creators > 0 ? (unsigned)cfg->creators : 0u, NULL,
-					  NULL };
+		struct pm_gor_opts go = {
+			.creators = cfg->creators > 0 ? (unsigned)cfg->creators : 0u,
+		};
 
 		/* --raw: every read of the target logged for the replay (pm_cap_read()) */
 		s.mlog_on = cfg->raw != NULL;

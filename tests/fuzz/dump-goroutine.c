@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 	uint8_t hdr[124] = { 0 };
 	char dir[64];
 	struct pm_gor_layout l;
-	struct pm_gor_opts o = { 8, live_read, NULL };
+	struct pm_gor_opts o = { .creators = 8, .read = live_read };
 	struct pm_gor *g;
 	struct dirent *d;
 	DIR *dp;

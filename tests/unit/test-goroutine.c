@@ -117,7 +117,7 @@ static void fake_world(const struct pm_gor_layout *l, bool slice)
 
 static struct pm_gor *fake_gor(const struct pm_gor_layout *l)
 {
-	struct pm_gor_opts o = { 1, fake_read, NULL };
+	struct pm_gor_opts o = { .creators = 1, .read = fake_read };
 	struct pm_gor *g = pm_gor_new(&o);
 
 	pm_gor_set_layout(g, 1, l);
@@ -290,7 +290,7 @@ static int test_inspect_user_g(void)
 static int test_pass_reads(void)
 {
 	static uint64_t gb[128], g0b[128], mb[128], stk[1024];
-	struct pm_gor_opts o = { 0, NULL, NULL };
+	struct pm_gor_opts o = { .creators = 0 };
 	struct pm_gor_layout l;
 	struct pm_gor_info gi;
 	struct pm_gor *g;
