@@ -29,7 +29,6 @@
 #include "profbuild.h"
 #include "snaplog.h"
 #include "source.h"
-#include "src_creation.h"
 
 /*
  * How much of this sample's stack copy the capture keeps: up to the slot
@@ -526,7 +525,7 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 		 * (before the first record of the recording): the creation probe's
 		 * claims every event without one
 		 */
-		if (!probed && s.gor && pm_src_has_events(&s, &pm_src_creation))
+		if (!probed && s.gor && pm_src_creations_logged(&s))
 			pm_gor_probed(s.gor);
 		probed = true;
 		rc = pm_rec_decode(h, &s.layout, &r);

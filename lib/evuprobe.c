@@ -7,7 +7,7 @@
 #include "elfimg.h"
 #include "evnames.h"
 #include "gopclntab.h"
-#include "target.h"
+#include "path.h"
 #include "util.h"
 
 #include <elf.h>
@@ -157,7 +157,7 @@ int pm_evt_parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *
 		pm_seterr(err, errlen, "cannot probe '%s': %s", text, pm_evt_retprobe_why);
 		return -EINVAL;
 	}
-	real = strchr(bin, '/') ? realpath(bin, NULL) : pm_target_resolve(bin);
+	real = strchr(bin, '/') ? realpath(bin, NULL) : pm_path_resolve(bin);
 	if (!real) {
 		pm_seterr(err, errlen, "cannot probe '%s': binary '%s': %s", text, bin,
 		       strerror(errno ? errno : ENOENT));

@@ -37,7 +37,7 @@
 #include "ring.h"
 #include "session.h"
 #include "source.h"
-#include "src_creation.h"
+#include "path.h"
 #include "target.h"
 
 /*
@@ -313,7 +313,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 			go.read_arg = &s;
 		}
 		s.gor = pm_gor_new(&go);
-		if (pm_src_has_events(&s, &pm_src_creation))
+		if (pm_src_creations_logged(&s))
 			pm_gor_probed(s.gor);
 	}
 	if (s.attach) {
@@ -329,7 +329,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		if (!cfg->quiet)
 			pm_att_summary(&s);
 	} else {
-		path = pm_target_resolve(cfg->argv[0]);
+		path = pm_path_resolve(cfg->argv[0]);
 		if (!path) {
 			if (errno == ENOENT)
 				pm_ses_err(res, PM_REC_NOTFOUND, "cannot run '%s': command not found",

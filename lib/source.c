@@ -1,32 +1,10 @@
-/* source: the table of profile sources, and what the loop does with it (source.h). */
+/* source: what the loop does with the table of profile sources (source.h). */
 #include "source.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "session.h"
-#include "src_cpu.h"
-#include "src_creation.h"
-#include "src_alloc.h"
-#include "src_inuse.h"
-#include "src_wall.h"
-#include "src_locks.h"
-#include "src_offcpu.h"
-
-/* The CPU source first (source.h). */
-const struct pm_source *const pm_sources[] = {
-	&pm_src_cpu,
-	&pm_src_creation,
-	&pm_src_alloc,
-	&pm_src_inuse,
-	&pm_src_wall,
-	&pm_src_locks,
-	&pm_src_offcpu,
-};
-const size_t pm_nsources = PM_ARRAY_SIZE(pm_sources);
-
-_Static_assert(PM_ARRAY_SIZE(pm_sources) <= PM_SES_SRC_MAX, "PM_SES_SRC_MAX");
-
 size_t pm_src_index(const struct pm_source *src)
 {
 	size_t i;
@@ -64,6 +42,14 @@ bool pm_src_has_events(const struct session *s, const struct pm_source *src)
 
 	for (size_t e = 0; e < s->nev; e++)
 		if (s->src[e] == i)
+			return true;
+	return false;
+}
+
+bool pm_src_creations_logged(const struct session *s)
+{
+	for (size_t i = 0; i < pm_nsources; i++)
+		if (pm_sources[i]->logs_creations && pm_src_has_events(s, pm_sources[i]))
 			return true;
 	return false;
 }

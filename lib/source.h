@@ -17,7 +17,8 @@
  * event e), and says what it adds to the profile: sample types, comments,
  * and per stack its samples, with their values and labels.  Every hook may
  * be NULL but sample.  Adding a kind of profile is one src_NAME.c with its
- * struct pm_source, and one entry in pm_sources[] (source.c).
+ * struct pm_source, and one entry in pm_sources[] (sources.c: the
+ * table is declared here, for the loop, and defined beside the sources).
  *
  * The CPU source is first: its events are the first s->nuser, the user's
  * (none with --alloc and no -e: s->nuser 0), and attr 0 gives the record
@@ -74,6 +75,12 @@ struct pm_source {
 	 * before them.
 	 */
 	bool ordered;
+	/*
+	 * Its events log every goroutine's creation: when it has events, the
+	 * goroutine inspector takes creators from that log alone
+	 * (pm_gor_probed(); pm_src_creations_logged()).
+	 */
+	bool logs_creations;
 	/* Live: the attr of its event @e, as events.c made it; adjust it. */
 	void (*adjust_attr)(struct session *s, size_t e, struct perf_event_attr *a);
 	/*
@@ -154,6 +161,8 @@ bool pm_src_add_event(struct session *s, const struct pm_source *src,
 		      const struct pm_evt_spec *spec, int kind);
 /* Does @src own an event? */
 bool pm_src_has_events(const struct session *s, const struct pm_source *src);
+/* Does a source that logs_creations own an event? */
+bool pm_src_creations_logged(const struct session *s);
 
 /* Every source's configure(), then (pm_src_add_events) add_events(), in table order. */
 int pm_src_configure(struct session *s);

@@ -20,6 +20,7 @@
 #include "session.h"
 #include "stacks.h"
 #include "symtab.h"
+#include "path.h"
 #include "target.h"
 
 #define RAW_SIZE 32 /* trace entry (8), probe ip (8), p, size (8 each) ... */
@@ -363,7 +364,7 @@ static int alloc_add_events(struct session *s)
 			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 			real = realpath(exe, NULL);
 		} else {
-			real = s->cfg->argv ? pm_target_resolve(s->cfg->argv[0]) : NULL;
+			real = s->cfg->argv ? pm_path_resolve(s->cfg->argv[0]) : NULL;
 		}
 		for (e = first; real && e < s->nev; e++)
 			dup = dup || !strcmp(s->spec[e].path, real);

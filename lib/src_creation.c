@@ -11,7 +11,7 @@
 #include "profile.h"
 #include "session.h"
 #include "stacks.h"
-#include "target.h"
+#include "path.h"
 
 #define PROBE_STACK 8 /* bytes of stack its samples copy: none needed (the callchain is) */
 #define RAW_MIN 56    /* trace entry (8), probe ip (8), five fetchargs (8 each) */
@@ -90,7 +90,7 @@ static int creation_add_events(struct session *s)
 			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 			real = realpath(exe, NULL);
 		} else {
-			real = s->cfg->argv ? pm_target_resolve(s->cfg->argv[0]) : NULL;
+			real = s->cfg->argv ? pm_path_resolve(s->cfg->argv[0]) : NULL;
 		}
 		for (e = s->nuser; real && e < s->nev; e++)
 			dup = dup || !strcmp(s->spec[e].path, real);
@@ -204,6 +204,7 @@ const struct pm_source pm_src_creation = {
 	.unrated = true,
 	.raw = true,
 	.ordered = true, /* a creation before every sample of its goroutine */
+	.logs_creations = true,
 	.adjust_attr = creation_adjust_attr,
 	.claim = creation_claim,
 	.sample = creation_sample,

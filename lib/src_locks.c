@@ -18,7 +18,7 @@
 #include "record.h"
 #include "session.h"
 #include "stacks.h"
-#include "target.h"
+#include "path.h"
 
 #define RAW_EXIT 24  /* trace entry (8), probe ip (8), g (8) ... */
 #define RAW_ENTRY 32 /* ... and the mutex (8) at the entry */
@@ -384,7 +384,7 @@ static int locks_add_events(struct session *s)
 			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pm_att_pid(s, i));
 			real = realpath(exe, NULL);
 		} else {
-			real = s->cfg->argv ? pm_target_resolve(s->cfg->argv[0]) : NULL;
+			real = s->cfg->argv ? pm_path_resolve(s->cfg->argv[0]) : NULL;
 		}
 		for (e = first; real && e < s->nev; e++)
 			dup = dup || !strcmp(s->spec[e].path, real);

@@ -13,14 +13,8 @@
 struct pm_target;
 
 /*
- * Resolve argv[0] through $PATH as execvp would.  Returns a heap path, or
- * NULL with errno ENOENT (not found) or EACCES (found, not executable).
- */
-char *pm_target_resolve(const char *cmd);
-
-/*
  * Fork a child that will exec @argv (argv[0] already resolved by
- * pm_target_resolve into @path).  The child waits until pm_target_start().
+ * pm_path_resolve() into @path).  The child waits until pm_target_start().
  * @mntns > 0: before its exec the child joins that mount namespace (the
  * caller's own from before pmuprof mounted tracefs in one of its own,
  * pm_evt_tracefs_mount()); <= 0: none.  0 or -errno.

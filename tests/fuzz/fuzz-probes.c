@@ -52,7 +52,6 @@
 #include "registry.h"
 #include "session.h"
 #include "source.h"
-#include "src_creation.h"
 
 #include <linux/perf_event.h>
 #include <stdbool.h>
@@ -320,7 +319,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 	s.gor = pm_gor_new(&go);
 	pm_ses_processing(&s);
 	pm_ses_layout(&s);
-	if (pm_src_has_events(&s, &pm_src_creation))
+	if (pm_src_creations_logged(&s))
 		pm_gor_probed(s.gor);
 	if (!(flags & 4)) {
 		pm_maps_add_file(s.maps, PID_A, TEXT, 0x100000, 0, "/nonexistent/fuzz-probes", NULL);
