@@ -542,18 +542,26 @@ static bool same_g(const struct pm_gor_layout *l, const uint8_t *a, const uint8_
 	       (!l->g_trackseq || a[l->g_trackseq] == b[l->g_trackseq]);
 }
 
-/* Goroutines gs[0..n) of @p (their entries ent[0..n)): one snapshot's work on them. */
-static size_t snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
-			     const uint64_t *gs, struct went *ent, size_t n, uint64_t now,
-			     uint64_t weight)
-{
-	const struct pm_gor_layout *l = p->l;
-	uint32_t gsz = l->g_size;
-	size_t i, nwalk = 0, nread = 0;
-	struct pm_cap_rd *r;
-	size_t *walk;
+/*
+ * One snapshot's work on goroutines gs[0..n) of @p (their entries
+ * ent[0..n)), shared by the steps below: the chunk's gs are read into
+ * w->gbuf, gsz bytes each (g_size rounded up to 8), w->r[i] saying which
+ * were read.
+ */
+struct wchunk {
+	struct session *s;
+	struct wall *w;
+	struct wproc *p;
+	const uint64_t *gs;
+	struct went *ent;
+	size_t n;
+	uint32_t gsz;
+	uint64_t now, weight;
+};
 
-	gsz = (gsz + 7) & ~7u;
+/* The scratch for @n goroutines of @gsz bytes each, kept for the next snapshot. */
+static void chunk_scratch(struct wall *w, size_t n, uint32_t gsz)
+{
 	if (w->gcap < n * gsz) {
 		free(w->gbuf);
 		free(w->gbuf2);
@@ -568,19 +576,29 @@ static size_t snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 		w->gr = xrealloc(w->gr, w->rcap * sizeof(*w->gr));
 		w->walk = xrealloc(w->walk, w->rcap * sizeof(*w->walk));
 	}
-	r = w->r;
-	walk = w->walk;
-	/* every g, one read each, batched */
-	for (i = 0; i < n; i++) {
-		r[i].addr = gs[i];
-		r[i].buf = w->gbuf + i * gsz;
-		r[i].len = gsz;
+}
+
+/*
+ * Every g of the chunk, one read each, batched; the indexes of those whose
+ * stack is to be walked (stopped, changed since their last walk) into
+ * w->walk, *nwalk of them.  Returns how many gs were read.
+ */
+static size_t chunk_read_gs(const struct wchunk *c, size_t *nwalk)
+{
+	struct wall *w = c->w;
+	const struct pm_gor_layout *l = c->p->l;
+	struct pm_cap_rd *r = w->r;
+	size_t nread = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		r[i].addr = c->gs[i];
+		r[i].buf = w->gbuf + i * c->gsz;
+		r[i].len = c->gsz;
 	}
-	pm_cap_readv(s, p->pid, r, n);
-	for (i = 0; i < n; i++) {
-		const uint8_t *gb = w->gbuf + i * gsz;
-		struct went *e = &ent[i];
-		uint32_t st;
+	pm_cap_readv(c->s, c->p->pid, r, c->n);
+	*nwalk = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const uint8_t *gb = w->gbuf + i * c->gsz;
 		int64_t goid;
 		int state;
 
@@ -589,9 +607,8 @@ static size_t snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 			continue;
 		}
 		nread++;
-		st = (uint32_t)pm_le32(gb + l->g_status);
 		goid = (int64_t)pm_le64(gb + l->g_goid);
-		state = state_of(st);
+		state = state_of((uint32_t)pm_le32(gb + l->g_status));
 		if (state == -1 || goid <= 0)
 			continue;
 		if (state == -2) {
@@ -600,232 +617,365 @@ static size_t snapshot_chunk(struct session *s, struct wall *w, struct wproc *p,
 		}
 		if (state == ST_RUNNING)
 			continue; /* its saved context is stale: no walk */
-		if (same_key(e, l, gs[i], gb) && e->frames)
+		if (same_key(&c->ent[i], l, c->gs[i], gb) && c->ent[i].frames)
 			continue;
-		walk[nwalk++] = i;
+		w->walk[(*nwalk)++] = i;
 	}
+	return nread;
+}
+
+/*
+ * The stacks of the nwalk goroutines in w->walk, from their saved sp up to
+ * their stack's top (at most WALL_STACK bytes), packed into w->sbuf, one
+ * batched read; w->sr[k].len 0: the saved sp is not within the g's stack
+ * bounds, not read.
+ */
+static void chunk_read_stacks(const struct wchunk *c, size_t nwalk)
+{
+	struct wall *w = c->w;
+	const struct pm_gor_layout *l = c->p->l;
+	struct pm_cap_rd *sr = w->sr;
+	size_t total = 0, off = 0;
+
+	for (size_t k = 0; k < nwalk; k++) {
+		const uint8_t *gb = w->gbuf + w->walk[k] * c->gsz;
+		uint64_t lo = pm_le64(gb), hi = pm_le64(gb + 8), sp = pm_le64(gb + l->g_sched_sp);
+
+		sr[k].addr = sp;
+		sr[k].len = lo <= sp && sp < hi ? (size_t)PM_MIN(hi - sp, WALL_STACK) : 0;
+		total += sr[k].len;
+		w->gr[k].len = 0;
+	}
+	if (w->scap < total) { /* packed: a parked goroutine's stack is a few hundred bytes */
+		free(w->sbuf);
+		w->scap = total + total / 4;
+		w->sbuf = xmalloc(w->scap);
+	}
+	for (size_t k = 0; k < nwalk; k++) {
+		sr[k].buf = w->sbuf + off;
+		off += sr[k].len;
+	}
+	pm_cap_readv(c->s, c->p->pid, sr, nwalk);
+}
+
+/* The goroutine of g @gb, its stack read into @sr: walked from g.sched, its frames into @e. */
+static void walk_stack(const struct wchunk *c, const uint8_t *gb, const struct pm_cap_rd *sr,
+		       struct went *e)
+{
+	struct session *s = c->s;
+	struct wall *w = c->w;
+	const struct pm_gor_layout *l = c->p->l;
+	pid_t pid = c->p->pid;
+	struct pm_unw_input in;
+	unsigned status = 0;
+	size_t nf;
+	uint32_t ids[PM_REG_MAX_FRAMES + 1];
+
+	memset(&in, 0, sizeof(in));
+	in.ip = pm_le64(gb + l->g_sched_pc);
+	in.sp = pm_le64(gb + l->g_sched_sp);
+	in.bp = pm_le64(gb + l->g_sched_bp);
+	in.stack = sr->buf;
+	in.stack_len = sr->len;
+	s->unw_pid = pid; /* past the copy: read as the snapshot's reads are */
+	in.read_mem = pm_cap_unw_read;
+	in.read_arg = s;
+	nf = pm_unw_walk(pm_reg_unwinder(s->reg, pid), &in, w->pcs, PM_REG_MAX_FRAMES, &status);
+	nf = frames_of(s, pid, w->pcs, nf, ids);
+	if (!(status & PM_UNW_COMPLETE)) {
+		ids[nf++] = s->cut_frame;
+		w->cut++;
+	}
+	flush(s, pid, e);
+	free(e->frames);
+	e->frames = xmalloc(nf * sizeof(*ids));
+	memcpy(e->frames, ids, nf * sizeof(*ids));
+	e->nf = (uint32_t)nf;
+	e->gen++;
+	w->walked++;
+}
+
+/* The key of @e's frames: the g @gb as walked, at @now. */
+static void set_key(struct went *e, const struct pm_gor_layout *l, uint64_t gp, const uint8_t *gb,
+		    uint64_t now)
+{
+	e->gp = gp;
+	e->goid = (int64_t)pm_le64(gb + l->g_goid);
+	e->status = (uint32_t)pm_le32(gb + l->g_status);
+	e->reason = l->g_waitreason ? gb[l->g_waitreason] : 0;
+	e->seq = l->g_trackseq ? gb[l->g_trackseq] : 0;
+	e->pc = pm_le64(gb + l->g_sched_pc);
+	e->sp = pm_le64(gb + l->g_sched_sp);
+	e->bp = pm_le64(gb + l->g_sched_bp);
+	e->since = now;
+}
+
+/*
+ * The gs walked, read again (into w->gbuf2, w->gr): a goroutine whose g
+ * is the same as before its walk keeps the frames walked; one that ran
+ * meanwhile is dropped (counted), never misplaced: in round 0, when it is
+ * stopped now, its second read is put in w->walk to be walked again.
+ * Returns how many were.
+ */
+static size_t check_walked(const struct wchunk *c, size_t nwalk, int round)
+{
+	struct session *s = c->s;
+	struct wall *w = c->w;
+	const struct pm_gor_layout *l = c->p->l;
+	const struct pm_cap_rd *sr = w->sr, *gr = w->gr;
+	size_t *walk = w->walk;
+	size_t nretry = 0;
+
+	pm_cap_readv(s, c->p->pid, w->gr, nwalk);
+	for (size_t k = 0; k < nwalk; k++) {
+		uint8_t *gb = w->gbuf + walk[k] * c->gsz;
+		struct went *e = &c->ent[walk[k]];
+
+		if (!gr[k].len)
+			continue;
+		if (!sr[k].len && gr[k].ok && same_g(l, gb, gr[k].buf)) {
+			w->bad_bounds++; /* the same g twice: its bounds are wrong, not read */
+			continue;
+		}
+		if (!gr[k].ok || !same_g(l, gb, gr[k].buf)) {
+			int ns = gr[k].ok ? state_of((uint32_t)pm_le32(gr[k].buf + l->g_status))
+					  : -1;
+
+			flush(s, c->p->pid, e);
+			free(e->frames);
+			e->frames = NULL;
+			e->gp = 0;
+			if (round == 0 && ns >= 0 && ns != ST_RUNNING) {
+				/* the second read is the g as it is now: walk it */
+				memcpy(gb, gr[k].buf, c->gsz);
+				walk[nretry++] = walk[k];
+				w->retried++;
+			} else if (gr[k].ok && ns == ST_RUNNING) {
+				/* it runs now: a running goroutine's sample (no stack) */
+				memcpy(gb, gr[k].buf, c->gsz);
+			} else {
+				w->torn++;
+			}
+			continue;
+		}
+		set_key(e, l, c->gs[walk[k]], gb, c->now);
+	}
+	return nretry;
+}
+
+/*
+ * One round over the nwalk goroutines in w->walk: their stacks read and
+ * walked, then each g read again (check_walked()).  Returns how many are
+ * to be tried again.
+ */
+static size_t walk_round(const struct wchunk *c, size_t nwalk, int round)
+{
+	struct wall *w = c->w;
+	const struct pm_cap_rd *sr = w->sr;
+	struct pm_cap_rd *gr = w->gr;
+
+	chunk_read_stacks(c, nwalk);
+	pm_reg_set_pid(c->s->reg, c->p->pid);
+	for (size_t k = 0; k < nwalk; k++) {
+		size_t i = w->walk[k];
+
+		if (!sr[k].len) {
+			/*
+			 * its saved sp is not within its stack bounds: the g read
+			 * again tells a g that changed while read (torn) from
+			 * bounds that are wrong as they are (bad bounds)
+			 */
+			gr[k].addr = c->gs[i];
+			gr[k].buf = w->gbuf2 + k * c->gsz;
+			gr[k].len = c->gsz;
+			continue;
+		}
+		if (!sr[k].ok) {
+			w->torn++; /* its stack not readable where its g said: changed while read */
+			continue;
+		}
+		walk_stack(c, w->gbuf + i * c->gsz, &sr[k], &c->ent[i]);
+		gr[k].addr = c->gs[i];
+		gr[k].buf = w->gbuf2 + k * c->gsz;
+		gr[k].len = c->gsz;
+	}
+	return check_walked(c, nwalk, round);
+}
+
+/*
+ * The labels of a stopped goroutine in @state: how long it has been parked
+ * (*bucket) and why (*reason: -2 preempted), else left as they are (-1).
+ */
+static void wait_labels(struct wall *w, const struct wproc *p, const struct went *e,
+			const uint8_t *gb, int state, uint64_t now, int *reason, int *bucket)
+{
+	const struct pm_gor_layout *l = p->l;
+
+	if (state == ST_WAITING || state == ST_SYSCALL) {
+		uint64_t since = e->since;
+		int64_t ws = l->g_waitsince ? (int64_t)pm_le64(gb + l->g_waitsince) : 0;
+
+		/* the runtime's own record (set at a GC) when older */
+		if (ws > 0 && (uint64_t)ws < since)
+			since = (uint64_t)ws;
+		*bucket = bucket_of(now - since);
+	}
+	if (state == ST_WAITING) {
+		*reason = l->g_waitreason ? gb[l->g_waitreason] : -1;
+		/* none of the runtime's: "unknown (N)", counted, never another's name */
+		if (*reason > 0 && p->nnames &&
+		    ((size_t)*reason >= p->nnames || !p->names[*reason]))
+			w->bad_reason++;
+	}
+	if ((pm_le32(gb + l->g_status) & ~0x1000u) == 9)
+		*reason = -2; /* preempted: named below */
+}
+
+/*
+ * A goroutine's frames ids[0..nid) completed: its goroutine's frames
+ * (creators, tag, labels) and the frame of its labels.  Returns how many.
+ */
+static size_t sample_frames(const struct wchunk *c, uint64_t gp, const uint8_t *gb, uint32_t *ids,
+			    size_t nid, size_t cap, int state, int reason, int bucket, int age)
+{
+	struct session *s = c->s;
+
+	nid = pm_gor_frames_of(s->gor, s->maps, s->stacks, c->p->pid, gp, gb, c->now, ids, nid,
+			       cap - 1);
+	ids[nid++] = lab_frame(s, c->w, state, reason == -2 ? WALL_PREEMPTED : reason, bucket, age);
+	c->w->goroutines++;
+	return nid;
+}
+
+/*
+ * A running goroutine: its stack (running_stack(), under "[running]"),
+ * added to the profile at once: it is not kept from one snapshot to the
+ * next, since its frames are not known to be the same.
+ */
+static void sample_running(const struct wchunk *c, const struct went *e, uint64_t gp,
+			   const uint8_t *gb)
+{
+	struct session *s = c->s;
+	uint32_t ids[PM_ARRAY_SIZE(s->ids)];
+	int64_t values[PM_SES_VALUES_MAX];
+	size_t nid = 0;
+	int age = -1;
+
+	ids[nid++] = marker_frame(s, MK_RUNNING);
+	nid += running_stack(s, c->w, c->p, e, gp, gb, c->now, ids + nid, &age);
+	c->w->running++;
+	nid = sample_frames(c, gp, gb, ids, nid, PM_ARRAY_SIZE(ids), ST_RUNNING, -1, -1, age);
+	memset(values, 0, s->nvalues * sizeof(values[0]));
+	values[s->val_off[pm_src_index(&pm_src_wall)]] = (int64_t)c->weight;
+	pm_stacks_add_tagged(s->stacks, (uint32_t)c->p->pid, 0, ids, nid, values);
+}
+
+/*
+ * A stopped goroutine (runnable, waiting, in a system call) whose frames
+ * were walked: the time weighs on its sample so far when nothing in it
+ * changed, else its sample so far goes into the profile and a new one
+ * begins.
+ */
+static void sample_stopped(const struct wchunk *c, struct went *e, uint64_t gp, const uint8_t *gb,
+			   int state, uint64_t lp)
+{
+	uint32_t ids[PM_ARRAY_SIZE(c->s->ids)];
+	int reason = -1, bucket = -1;
+	size_t nid;
+
+	if (state != ST_RUNNABLE)
+		e->stopped = c->now;
+	if (!same_key(e, c->p->l, gp, gb) || !e->frames)
+		return; /* torn or bad stack bounds (counted above) */
+	if (e->since != c->now)
+		c->w->reused++;
+	memcpy(ids, e->frames, e->nf * sizeof(*ids));
+	nid = e->nf;
+	wait_labels(c->w, c->p, e, gb, state, c->now, &reason, &bucket);
+	/*
+	 * the same stack, labels, state, reason and bucket as its sample so
+	 * far (built over 50 ms ago, when every creation before it had been
+	 * fed): only its weight grows
+	 */
+	if (e->acc && e->acc_gen == e->gen && e->acc_lp == lp && e->acc_state == state &&
+	    e->acc_reason == reason && e->acc_bucket == bucket &&
+	    c->now - e->acc_time > 50000000ULL) {
+		e->accw += c->weight;
+		c->w->goroutines++;
+		return;
+	}
+	nid = sample_frames(c, gp, gb, ids, nid, PM_ARRAY_SIZE(ids), state, reason, bucket, -1);
+	flush(c->s, c->p->pid, e);
+	if (e->nacc < nid || !e->acc) {
+		free(e->acc);
+		e->acc = xmalloc(nid * sizeof(*ids));
+	}
+	memcpy(e->acc, ids, nid * sizeof(*ids));
+	e->nacc = (uint32_t)nid;
+	e->acc_gen = e->gen;
+	e->acc_lp = lp;
+	e->acc_state = (int8_t)state;
+	e->acc_reason = (int16_t)reason;
+	e->acc_bucket = (int8_t)bucket;
+	e->acc_time = e->acc_time ? e->acc_time : c->now;
+	e->accw = c->weight;
+}
+
+/* The goroutine in the chunk's g @i, read: one sample of the time since the last snapshot. */
+static void sample_g(const struct wchunk *c, size_t i)
+{
+	const struct pm_gor_layout *l = c->p->l;
+	const uint8_t *gb = c->w->gbuf + i * c->gsz;
+	struct went *e = &c->ent[i];
+	int64_t goid = (int64_t)pm_le64(gb + l->g_goid);
+	int state = state_of((uint32_t)pm_le32(gb + l->g_status));
+
+	if (state < 0 || goid <= 0) {
+		flush(c->s, c->p->pid, e); /* it exited: its sample is whole */
+		e->stopped = c->now;
+		if (!e->gone && c->p->live_cpu) /* once, not at every snapshot */
+			cpu_drop(c->p, c->gs[i]);
+		e->gone = true;
+		return;
+	}
+	e->gone = false;
+	if (state == ST_RUNNING)
+		sample_running(c, e, c->gs[i], gb);
+	else
+		sample_stopped(c, e, c->gs[i], gb, state,
+			       l->g_labels ? pm_le64(gb + l->g_labels) : 0);
+}
+
+/* Goroutines gs[0..n) of @p (their entries ent[0..n)): one snapshot's work on them. */
+static size_t snapshot_chunk(struct session *s, struct wall *w, struct wproc *p, const uint64_t *gs,
+			     struct went *ent, size_t n, uint64_t now, uint64_t weight)
+{
+	const struct wchunk c = {
+		.s = s,
+		.w = w,
+		.p = p,
+		.gs = gs,
+		.ent = ent,
+		.n = n,
+		.gsz = (p->l->g_size + 7) & ~7u,
+		.now = now,
+		.weight = weight,
+	};
+	size_t nread, nwalk;
+
+	chunk_scratch(w, n, c.gsz);
+	nread = chunk_read_gs(&c, &nwalk);
 	/*
 	 * the stacks of the goroutines that changed: read, walked, then the g
 	 * read again; one that ran meanwhile is tried once more from that
 	 * second read, then dropped
 	 */
-	for (int round = 0; round < 2 && nwalk; round++) {
-		struct pm_cap_rd *sr = w->sr, *gr = w->gr;
-		pid_t pid = p->pid;
-		size_t total = 0, off = 0, nretry = 0;
-
-		for (size_t k = 0; k < nwalk; k++) {
-			const uint8_t *gb = w->gbuf + walk[k] * gsz;
-			uint64_t lo = pm_le64(gb), hi = pm_le64(gb + 8), sp = pm_le64(gb + l->g_sched_sp);
-
-			sr[k].addr = sp;
-			sr[k].len = lo <= sp && sp < hi ? (size_t)PM_MIN(hi - sp, WALL_STACK) : 0;
-			total += sr[k].len;
-			gr[k].len = 0;
-		}
-		if (w->scap < total) { /* packed: a parked goroutine's stack is a few hundred bytes */
-			free(w->sbuf);
-			w->scap = total + total / 4;
-			w->sbuf = xmalloc(w->scap);
-		}
-		for (size_t k = 0; k < nwalk; k++) {
-			sr[k].buf = w->sbuf + off;
-			off += sr[k].len;
-		}
-		pm_cap_readv(s, pid, sr, nwalk);
-		pm_reg_set_pid(s->reg, pid);
-		for (size_t k = 0; k < nwalk; k++) {
-			const uint8_t *gb = w->gbuf + walk[k] * gsz;
-			struct went *e = &ent[walk[k]];
-			struct pm_unw_input in;
-			unsigned status = 0;
-			size_t nf;
-			uint32_t ids[PM_REG_MAX_FRAMES + 1];
-
-			if (!sr[k].len) {
-				/*
-				 * its saved sp is not within its stack bounds: the g read
-				 * again below tells a g that changed while read (torn)
-				 * from bounds that are wrong as they are (bad bounds)
-				 */
-				gr[k].addr = gs[walk[k]];
-				gr[k].buf = w->gbuf2 + k * gsz;
-				gr[k].len = gsz;
-				continue;
-			}
-			if (!sr[k].ok) {
-				w->torn++; /* its stack not readable where its g said: changed while read */
-				continue;
-			}
-			memset(&in, 0, sizeof(in));
-			in.ip = pm_le64(gb + l->g_sched_pc);
-			in.sp = pm_le64(gb + l->g_sched_sp);
-			in.bp = pm_le64(gb + l->g_sched_bp);
-			in.stack = sr[k].buf;
-			in.stack_len = sr[k].len;
-			s->unw_pid = pid; /* past the copy: read as the snapshot's reads are */
-			in.read_mem = pm_cap_unw_read;
-			in.read_arg = s;
-			nf = pm_unw_walk(pm_reg_unwinder(s->reg, pid), &in, w->pcs, PM_REG_MAX_FRAMES,
-					 &status);
-			nf = frames_of(s, pid, w->pcs, nf, ids);
-			if (!(status & PM_UNW_COMPLETE)) {
-				ids[nf++] = s->cut_frame;
-				w->cut++;
-			}
-			flush(s, pid, e);
-			free(e->frames);
-			e->frames = xmalloc(nf * sizeof(*ids));
-			memcpy(e->frames, ids, nf * sizeof(*ids));
-			e->nf = (uint32_t)nf;
-			e->gen++;
-			w->walked++;
-			gr[k].addr = gs[walk[k]];
-			gr[k].buf = w->gbuf2 + k * gsz;
-			gr[k].len = gsz;
-		}
-		/* read again: a goroutine that ran meanwhile is dropped (counted), never misplaced */
-		pm_cap_readv(s, pid, gr, nwalk);
-		for (size_t k = 0; k < nwalk; k++) {
-			const uint8_t *gb = w->gbuf + walk[k] * gsz;
-			struct went *e = &ent[walk[k]];
-			uint32_t st = (uint32_t)pm_le32(gb + l->g_status);
-
-			if (!gr[k].len)
-				continue;
-			if (!sr[k].len && gr[k].ok && same_g(l, gb, gr[k].buf)) {
-				w->bad_bounds++; /* the same g twice: its bounds are wrong, not read */
-				continue;
-			}
-			if (!gr[k].ok || !same_g(l, gb, gr[k].buf)) {
-				int ns = gr[k].ok ? state_of((uint32_t)pm_le32(gr[k].buf + l->g_status)) : -1;
-
-				flush(s, pid, e);
-				free(e->frames);
-				e->frames = NULL;
-				e->gp = 0;
-				if (round == 0 && ns >= 0 && ns != ST_RUNNING) {
-					/* the second read is the g as it is now: walk it */
-					memcpy(w->gbuf + walk[k] * gsz, gr[k].buf, gsz);
-					walk[nretry++] = walk[k];
-					w->retried++;
-				} else if (gr[k].ok && ns == ST_RUNNING) {
-					/* it runs now: a running goroutine's sample (no stack) */
-					memcpy(w->gbuf + walk[k] * gsz, gr[k].buf, gsz);
-				} else {
-					w->torn++;
-				}
-				continue;
-			}
-			e->gp = gs[walk[k]];
-			e->goid = (int64_t)pm_le64(gb + l->g_goid);
-			e->status = st;
-			e->reason = l->g_waitreason ? gb[l->g_waitreason] : 0;
-			e->seq = l->g_trackseq ? gb[l->g_trackseq] : 0;
-			e->pc = pm_le64(gb + l->g_sched_pc);
-			e->sp = pm_le64(gb + l->g_sched_sp);
-			e->bp = pm_le64(gb + l->g_sched_bp);
-			e->since = now;
-		}
-		nwalk = nretry;
-	}
-	/* every goroutine: one sample of the time since the last snapshot */
-	for (i = 0; i < n; i++) {
-		const uint8_t *gb = w->gbuf + i * gsz;
-		struct went *e = &ent[i];
-		uint32_t ids[PM_ARRAY_SIZE(s->ids)];
-		int64_t values[PM_SES_VALUES_MAX];
-		size_t nid = 0;
-		uint32_t st;
-		int64_t goid;
-		int state, reason = -1, bucket = -1, age = -1;
-		uint64_t lp;
-
-		if (!r[i].ok)
-			continue;
-		st = (uint32_t)pm_le32(gb + l->g_status);
-		goid = (int64_t)pm_le64(gb + l->g_goid);
-		state = state_of(st);
-		if (state < 0 || goid <= 0) {
-			flush(s, p->pid, e); /* it exited: its sample is whole */
-			e->stopped = now;
-			if (!e->gone && p->live_cpu) /* once, not at every snapshot */
-				cpu_drop(p, gs[i]);
-			e->gone = true;
-			continue;
-		}
-		e->gone = false;
-		lp = l->g_labels ? pm_le64(gb + l->g_labels) : 0;
-		if (state == ST_RUNNING) {
-			ids[nid++] = marker_frame(s, MK_RUNNING);
-			nid += running_stack(s, w, p, e, gs[i], gb, now, ids + nid, &age);
-			w->running++;
-		} else {
-			if (state != ST_RUNNABLE)
-				e->stopped = now;
-			if (!same_key(e, l, gs[i], gb) || !e->frames)
-				continue; /* torn or bad stack bounds (counted above) */
-			if (e->since != now)
-				w->reused++;
-			memcpy(ids, e->frames, e->nf * sizeof(*ids));
-			nid = e->nf;
-			if (state == ST_WAITING || state == ST_SYSCALL) {
-				uint64_t since = e->since;
-				int64_t ws = l->g_waitsince ? (int64_t)pm_le64(gb + l->g_waitsince) : 0;
-
-				/* the runtime's own record (set at a GC) when older */
-				if (ws > 0 && (uint64_t)ws < since)
-					since = (uint64_t)ws;
-				bucket = bucket_of(now - since);
-			}
-			if (state == ST_WAITING) {
-				reason = l->g_waitreason ? gb[l->g_waitreason] : -1;
-				/* none of the runtime's: "unknown (N)", counted, never another's name */
-				if (reason > 0 && p->nnames && ((size_t)reason >= p->nnames ||
-								!p->names[reason]))
-					w->bad_reason++;
-			}
-			if ((st & ~0x1000u) == 9)
-				reason = -2; /* preempted: named below */
-			/*
-			 * the same stack, labels, state, reason and bucket as its
-			 * sample so far (built over 50 ms ago, when every creation
-			 * before it had been fed): only its weight grows
-			 */
-			if (e->acc && e->acc_gen == e->gen && e->acc_lp == lp &&
-			    e->acc_state == state && e->acc_reason == reason &&
-			    e->acc_bucket == bucket && now - e->acc_time > 50000000ULL) {
-				e->accw += weight;
-				w->goroutines++;
-				continue;
-			}
-		}
-		nid = pm_gor_frames_of(s->gor, s->maps, s->stacks, p->pid, gs[i], gb, now, ids, nid,
-				       PM_ARRAY_SIZE(ids) - 1);
-		ids[nid++] = lab_frame(s, w, state, reason == -2 ? WALL_PREEMPTED : reason, bucket,
-				       age);
-		w->goroutines++;
-		if (state == ST_RUNNING) {
-			memset(values, 0, s->nvalues * sizeof(values[0]));
-			values[s->val_off[pm_src_index(&pm_src_wall)]] = (int64_t)weight;
-			pm_stacks_add_tagged(s->stacks, (uint32_t)p->pid, 0, ids, nid, values);
-			continue;
-		}
-		flush(s, p->pid, e);
-		if (e->nacc < nid || !e->acc) {
-			free(e->acc);
-			e->acc = xmalloc(nid * sizeof(*ids));
-		}
-		memcpy(e->acc, ids, nid * sizeof(*ids));
-		e->nacc = (uint32_t)nid;
-		e->acc_gen = e->gen;
-		e->acc_lp = lp;
-		e->acc_state = (int8_t)state;
-		e->acc_reason = (int16_t)reason;
-		e->acc_bucket = (int8_t)bucket;
-		e->acc_time = e->acc_time ? e->acc_time : now;
-		e->accw = weight;
-	}
+	for (int round = 0; round < 2 && nwalk; round++)
+		nwalk = walk_round(&c, nwalk, round);
+	/* every goroutine read: one sample of the time since the last snapshot */
+	for (size_t i = 0; i < n; i++)
+		if (w->r[i].ok)
+			sample_g(&c, i);
 	return nread;
 }
 
