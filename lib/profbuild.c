@@ -130,34 +130,27 @@ static void gor_comment(struct session *s, struct pm_profile *p)
 	pm_prof_add_comment(p, c);
 	free(c);
 }
-/* Symbolize every distinct frame once and build the pprof profile. */
-struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_t dur)
-{
-	struct pm_profile *p = pm_prof_new_sized(s->cfg->small_tables);
-	size_t nframes, nmaps, i;
-	uint64_t *loc_of, *map_of;
-	struct hide *hid;
-	bool *map_unresolved;
-	/* as many as a stack can hold: user + kernel frames, cut marker, creators, tag */
-	uint64_t *locs = xmalloc(PM_ARRAY_SIZE(s->ids) * sizeof(*locs));
-	struct pm_frame fr[MAX_FRAMES_SYM];
-	struct pm_prof_line lines[MAX_FRAMES_SYM];
-	struct kstate ks = { NULL, NULL, s->cfg->ksyms, 0, false };
-	char *c;
-	size_t e;
 
-	pm_reg_check_limits(s->reg, s->stacks, 0); /* one reached after the last sample (mappings) */
-	for (e = 0; e < pm_nsources; e++) /* sample types, period, descriptions */
-		if (pm_sources[e]->profile_head)
-			pm_sources[e]->profile_head(s, p);
-	/* (after the heads: a source may add its stacks there, --inuse's last read) */
-	nframes = pm_stacks_nframes(s->stacks);
-	nmaps = pm_maps_count(s->maps);
-	loc_of = xcalloc(nframes ? nframes : 1, sizeof(*loc_of));
-	hid = s->cfg->all_frames ? NULL : xcalloc(nframes ? nframes : 1, sizeof(*hid));
-	map_of = xcalloc(nmaps ? nmaps : 1, sizeof(*map_of));
-	map_unresolved = xcalloc(nmaps ? nmaps : 1, sizeof(bool));
-	pm_prof_set_time(p, (int64_t)t0_wall, (int64_t)dur);
+/*
+ * What the build keeps between its phases: each frame's location, symbolized
+ * once, for every stack that holds it.
+ */
+struct build {
+	struct session *s;
+	struct pm_profile *p;
+	size_t nframes, nmaps;
+	uint64_t *loc_of;     /* each frame's location */
+	struct hide *hid;     /* each frame's, hidden frames left out; NULL: --all-frames */
+	uint64_t *map_of;     /* each mapping's in the profile, 0 until a frame names it */
+	bool *map_unresolved; /* a frame of the mapping found no function */
+	struct kstate ks;
+};
+
+/* The recording's own figures: what was lost, throttled or cut, and the attach. */
+static void comments(struct session *s, struct pm_profile *p, uint64_t dur)
+{
+	char *c;
+
 	c = xasprintf("lost %" PRIu64 " samples", s->res->lost);
 	pm_prof_add_comment(p, c);
 	free(c);
@@ -191,7 +184,14 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 		pm_prof_add_comment(p, c);
 		free(c);
 	}
-	for (e = 0; e < pm_nsources; e++)
+}
+
+/* What each source adds after the comments, and the records dropped as duplicates. */
+static void tails(struct session *s, struct pm_profile *p)
+{
+	char *c;
+
+	for (size_t e = 0; e < pm_nsources; e++)
 		if (pm_sources[e]->profile_tail)
 			pm_sources[e]->profile_tail(s, p);
 	if (pm_att_dups(s)) {
@@ -200,129 +200,204 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 		pm_prof_add_comment(p, c);
 		free(c);
 	}
+}
 
-	for (i = 0; i < nframes; i++) {
-		const struct pm_stack_frame *f = pm_stacks_frame_at(s->stacks, (uint32_t)i);
-		const struct pm_map *m = f->map_id == PM_STACKS_NO_MAP ? NULL
-								   : pm_maps_at(s->maps, f->map_id);
-		uint64_t mid = 0;
-		size_t nf = 0, k;
+/*
+ * Frame @i of a binary: its mapping (added at its first frame), the
+ * functions and lines at its address (inlined ones too), and unless
+ * --all-frames, its locations with the hidden ones left out.
+ */
+static void binary_loc(struct build *b, size_t i, const struct pm_stack_frame *f,
+		       const struct pm_map *m)
+{
+	struct session *s = b->s;
+	struct pm_profile *p = b->p;
+	struct pm_frame fr[MAX_FRAMES_SYM];
+	struct pm_prof_line lines[MAX_FRAMES_SYM];
+	uint64_t mid = 0;
+	size_t nf = 0, k;
 
-		if (f->map_id == PM_SES_KERNEL_MAP) {
-			loc_of[i] = kernel_loc(p, f, &ks);
-			continue;
-		}
-		if (f->map_id <= PM_SES_SRC_MAP(0) &&
-		    f->map_id > PM_SES_SRC_MAP(PM_SES_SRC_MAX)) { /* a source's own frames */
-			e = PM_SES_SRC_MAP(0) - f->map_id;
-			loc_of[i] = e < pm_nsources && pm_sources[e]->location
-					    ? pm_sources[e]->location(s, p, f)
-					    : 0;
-			continue;
-		}
-		if (pm_gor_is_frame(f)) { /* goroutines: creator frames */
-			loc_of[i] = s->gor ? pm_gor_location(s->gor, p, f, s->cfg->all_frames) : 0;
-			continue;
-		}
-		if (i == s->cut_frame || i == s->limit_frame) {
-			const char *mk = i == s->cut_frame ? "[truncated]" : "[limit]";
+	if (m) {
+		const struct pm_sym *sym = pm_reg_map_sym(s->reg, m);
+		const char *bid = pm_reg_capture_build_id(s->reg, m->path);
 
-			lines[0].func_id = pm_prof_func(p, mk, mk, "", 0);
-			lines[0].line = 0;
-			loc_of[i] = pm_prof_loc(p, 0, 0, lines, 1);
-			continue;
-		}
-		if (m) {
-			const struct pm_sym *sym = pm_reg_map_sym(s->reg, m);
-			const char *bid = pm_reg_capture_build_id(s->reg, m->path);
-
-			if (!map_of[m->id])
-				map_of[m->id] = pm_prof_mapping(p, m->start, m->end, m->pgoff, m->path,
-								sym ? pm_sym_build_id(sym)
-								: bid ? bid
-								      : "");
-			mid = map_of[m->id];
-			if (sym)
-				nf = pm_sym_frames(sym, f->vaddr - (f->is_return ? 1 : 0), fr,
-						   MAX_FRAMES_SYM);
-			if (!nf)
-				map_unresolved[m->id] = true;
-		}
-		for (k = 0; k < nf; k++) {
-			lines[k].func_id = pm_prof_func(p, fr[k].func, fr[k].func, fr[k].file,
-							fr[k].start_line);
-			lines[k].line = fr[k].line;
-		}
-		loc_of[i] = pm_prof_loc(p, mid, f->addr, lines, nf);
-		if (hid && nf) {
-			hid[i].panic = (fr[nf - 1].kind & PM_GO_PANIC) != 0;
-			hid[i].loc[0] = hidden_loc(p, mid, loc_of[i], fr, lines, nf, false,
-						   &hid[i].differs);
-			hid[i].loc[1] = hidden_loc(p, mid, loc_of[i], fr, lines, nf, true,
-						   &hid[i].differs);
-		}
+		if (!b->map_of[m->id])
+			b->map_of[m->id] = pm_prof_mapping(p, m->start, m->end, m->pgoff, m->path,
+							   sym ? pm_sym_build_id(sym)
+							   : bid ? bid
+								 : "");
+		mid = b->map_of[m->id];
+		if (sym)
+			nf = pm_sym_frames(sym, f->vaddr - (f->is_return ? 1 : 0), fr,
+					   MAX_FRAMES_SYM);
+		if (!nf)
+			b->map_unresolved[m->id] = true;
 	}
-	for (i = 0; i < nmaps; i++) {
+	for (k = 0; k < nf; k++) {
+		lines[k].func_id = pm_prof_func(p, fr[k].func, fr[k].func, fr[k].file,
+						fr[k].start_line);
+		lines[k].line = fr[k].line;
+	}
+	b->loc_of[i] = pm_prof_loc(p, mid, f->addr, lines, nf);
+	if (b->hid && nf) {
+		struct hide *h = &b->hid[i];
+
+		h->panic = (fr[nf - 1].kind & PM_GO_PANIC) != 0;
+		h->loc[0] = hidden_loc(p, mid, b->loc_of[i], fr, lines, nf, false, &h->differs);
+		h->loc[1] = hidden_loc(p, mid, b->loc_of[i], fr, lines, nf, true, &h->differs);
+	}
+}
+
+/* Frame @i's location, by what it is: kernel, a source's, a creator, a marker, a binary's. */
+static void frame_loc(struct build *b, size_t i)
+{
+	struct session *s = b->s;
+	struct pm_profile *p = b->p;
+	const struct pm_stack_frame *f = pm_stacks_frame_at(s->stacks, (uint32_t)i);
+	const struct pm_map *m = f->map_id == PM_STACKS_NO_MAP ? NULL
+							       : pm_maps_at(s->maps, f->map_id);
+
+	if (f->map_id == PM_SES_KERNEL_MAP) {
+		b->loc_of[i] = kernel_loc(p, f, &b->ks);
+		return;
+	}
+	if (f->map_id <= PM_SES_SRC_MAP(0) &&
+	    f->map_id > PM_SES_SRC_MAP(PM_SES_SRC_MAX)) { /* a source's own frames */
+		size_t e = PM_SES_SRC_MAP(0) - f->map_id;
+
+		b->loc_of[i] = e < pm_nsources && pm_sources[e]->location
+				       ? pm_sources[e]->location(s, p, f)
+				       : 0;
+		return;
+	}
+	if (pm_gor_is_frame(f)) { /* goroutines: creator frames */
+		b->loc_of[i] = s->gor ? pm_gor_location(s->gor, p, f, s->cfg->all_frames) : 0;
+		return;
+	}
+	if (i == s->cut_frame || i == s->limit_frame) {
+		const char *mk = i == s->cut_frame ? "[truncated]" : "[limit]";
+		struct pm_prof_line line;
+
+		line.func_id = pm_prof_func(p, mk, mk, "", 0);
+		line.line = 0;
+		b->loc_of[i] = pm_prof_loc(p, 0, 0, &line, 1);
+		return;
+	}
+	binary_loc(b, i, f, m);
+}
+
+/* Each mapping a frame named: whether its functions, files and lines are known. */
+static void mapping_flags(struct build *b)
+{
+	struct session *s = b->s;
+
+	for (size_t i = 0; i < b->nmaps; i++) {
 		const struct pm_map *m = pm_maps_at(s->maps, (uint32_t)i);
 		bool go;
-		if (!map_of[i])
+
+		if (!b->map_of[i])
 			continue;
 		go = pm_reg_map_sym(s->reg, m) && pm_sym_is_go(m->sym);
-		pm_prof_mapping_flags(p, map_of[i], !map_unresolved[i], go, go, go);
+		pm_prof_mapping_flags(b->p, b->map_of[i], !b->map_unresolved[i], go, go, go);
 	}
-	for (i = 0; i < pm_stacks_count(s->stacks); i++) {
-		size_t n, k;
-		const int64_t *v;
-		const uint32_t *ids = pm_stacks_at(s->stacks, i, &n, &v);
-		struct pm_prof_label lab[2 + 8 + PM_GOR_MAX_LABELS + 2];
-		size_t nlab = 1;
-		uint32_t pid, tid;
+}
 
-		pm_stacks_tags(s->stacks, i, &pid, &tid);
-		memset(lab, 0, sizeof(lab));
-		lab[0].key = "pid";
-		lab[0].num = pid;
-		if (tid) { /* 0: not a thread's (a goroutine read by a snapshot) */
-			lab[1].key = "thread";
-			lab[1].num = tid;
-			nlab++;
-		}
-		for (e = 0; e < pm_nsources; e++) /* labels in the sources' own root frames */
-			if (pm_sources[e]->stack_labels)
-				nlab += pm_sources[e]->stack_labels(s, ids, &n, lab + nlab,
-								    PM_ARRAY_SIZE(lab) - 1 - nlab);
-		if (s->gor) /* goroutines: the labels of the root tag frame */
-			nlab += pm_gor_labels(s->gor, s->stacks, ids, &n, lab + nlab,
-					      PM_ARRAY_SIZE(lab) - 1 - nlab);
-		if (!hid) {
-			for (k = 0; k < n; k++)
-				locs[k] = loc_of[ids[k]];
-		} else { /* leaf first: each frame's callee is the one before it */
-			size_t nl = 0;
-			bool callee_panic = false;
+/* The locations of the @n frames @ids into @locs, the hidden ones left out: how many. */
+static size_t stack_locs(const struct build *b, const uint32_t *ids, size_t n, uint64_t *locs)
+{
+	size_t k, nl = 0;
+	bool callee_panic = false;
 
-			for (k = 0; k < n; k++) {
-				const struct hide *h = &hid[ids[k]];
-				uint64_t l = h->differs ? h->loc[callee_panic] : loc_of[ids[k]];
-
-				if (l)
-					locs[nl++] = l;
-				callee_panic = h->panic;
-			}
-			if (nl == 0) /* hidden frames alone (a goroutine at goexit): shown, not lost */
-				for (k = 0; k < n; k++)
-					locs[nl++] = loc_of[ids[k]];
-			n = nl;
-		}
-		for (e = 0; e < pm_nsources; e++) /* each source's samples of the stack */
-			if (pm_sources[e]->profile_stack)
-				pm_sources[e]->profile_stack(s, p, locs, n, v + s->val_off[e], lab, nlab);
+	if (!b->hid) {
+		for (k = 0; k < n; k++)
+			locs[k] = b->loc_of[ids[k]];
+		return n;
 	}
+	for (k = 0; k < n; k++) { /* leaf first: each frame's callee is the one before it */
+		const struct hide *h = &b->hid[ids[k]];
+		uint64_t l = h->differs ? h->loc[callee_panic] : b->loc_of[ids[k]];
+
+		if (l)
+			locs[nl++] = l;
+		callee_panic = h->panic;
+	}
+	if (nl == 0) /* hidden frames alone (a goroutine at goexit): shown, not lost */
+		for (k = 0; k < n; k++)
+			locs[nl++] = b->loc_of[ids[k]];
+	return nl;
+}
+
+/* Stack @i's samples, from each source, with its labels. */
+static void add_stack(struct build *b, size_t i, uint64_t *locs)
+{
+	struct session *s = b->s;
+	size_t n, e;
+	const int64_t *v;
+	const uint32_t *ids = pm_stacks_at(s->stacks, i, &n, &v);
+	struct pm_prof_label lab[2 + 8 + PM_GOR_MAX_LABELS + 2];
+	size_t nlab = 1;
+	uint32_t pid, tid;
+
+	pm_stacks_tags(s->stacks, i, &pid, &tid);
+	memset(lab, 0, sizeof(lab));
+	lab[0].key = "pid";
+	lab[0].num = pid;
+	if (tid) { /* 0: not a thread's (a goroutine read by a snapshot) */
+		lab[1].key = "thread";
+		lab[1].num = tid;
+		nlab++;
+	}
+	for (e = 0; e < pm_nsources; e++) /* labels in the sources' own root frames */
+		if (pm_sources[e]->stack_labels)
+			nlab += pm_sources[e]->stack_labels(s, ids, &n, lab + nlab,
+							    PM_ARRAY_SIZE(lab) - 1 - nlab);
+	if (s->gor) /* goroutines: the labels of the root tag frame */
+		nlab += pm_gor_labels(s->gor, s->stacks, ids, &n, lab + nlab,
+				      PM_ARRAY_SIZE(lab) - 1 - nlab);
+	n = stack_locs(b, ids, n, locs);
+	for (e = 0; e < pm_nsources; e++) /* each source's samples of the stack */
+		if (pm_sources[e]->profile_stack)
+			pm_sources[e]->profile_stack(s, b->p, locs, n, v + s->val_off[e], lab,
+						     nlab);
+}
+
+/* Symbolize every distinct frame once and build the pprof profile. */
+struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_t dur)
+{
+	struct build b = {
+		.s = s,
+		.p = pm_prof_new_sized(s->cfg->small_tables),
+		.ks = { NULL, NULL, s->cfg->ksyms, 0, false },
+	};
+	/* as many as a stack can hold: user + kernel frames, cut marker, creators, tag */
+	uint64_t *locs = xmalloc(PM_ARRAY_SIZE(s->ids) * sizeof(*locs));
+	size_t i;
+
+	pm_reg_check_limits(s->reg, s->stacks, 0); /* one reached after the last sample (mappings) */
+	for (i = 0; i < pm_nsources; i++) /* sample types, period, descriptions */
+		if (pm_sources[i]->profile_head)
+			pm_sources[i]->profile_head(s, b.p);
+	/* (after the heads: a source may add its stacks there, --inuse's last read) */
+	b.nframes = pm_stacks_nframes(s->stacks);
+	b.nmaps = pm_maps_count(s->maps);
+	b.loc_of = xcalloc(b.nframes ? b.nframes : 1, sizeof(*b.loc_of));
+	b.hid = s->cfg->all_frames ? NULL : xcalloc(b.nframes ? b.nframes : 1, sizeof(*b.hid));
+	b.map_of = xcalloc(b.nmaps ? b.nmaps : 1, sizeof(*b.map_of));
+	b.map_unresolved = xcalloc(b.nmaps ? b.nmaps : 1, sizeof(bool));
+	pm_prof_set_time(b.p, (int64_t)t0_wall, (int64_t)dur);
+	comments(s, b.p, dur);
+	tails(s, b.p);
+
+	for (i = 0; i < b.nframes; i++)
+		frame_loc(&b, i);
+	mapping_flags(&b);
+	for (i = 0; i < pm_stacks_count(s->stacks); i++)
+		add_stack(&b, i, locs);
 	free(locs);
-	free(hid);
-	free(loc_of);
-	free(map_of);
-	free(map_unresolved);
-	pm_ksyms_free(ks.own);
-	return p;
+	free(b.hid);
+	free(b.loc_of);
+	free(b.map_of);
+	free(b.map_unresolved);
+	pm_ksyms_free(b.ks.own);
+	return b.p;
 }
