@@ -311,41 +311,64 @@ static size_t alt_splice(struct pm_unw *u, const struct pm_unw_input *in, const 
 }
 
 /*
+ * One call of pm_unw_walk(), stepped frame by frame: the frames so far,
+ * where the walk is, and what the checks at its end (walk_end()) need.
+ * struct walk is the part of it that the crossings in unwgo.c share.
+ */
+struct walker {
+	struct pm_unw *u;
+	const struct pm_unw_input *in; /* the sample, as given */
+	uint64_t *pcs;
+	size_t n, max;
+	unsigned *status;
+	struct walk w;
+	uint64_t pc; /* the frame to unwind next */
+	/* pc is exact (the sample's, an interrupted or a saved one), not a return address */
+	bool leaf;
+	bool on_g0;	   /* moved from cgocallback to g0: step through its g0 frame */
+	bool saw_schedule; /* runtime.schedule walked: a g0 switch after it ends the walk */
+	/* the first switch off g0 through curg.sched read now, for check_switch() */
+	bool sw_mem;
+	struct regs sw_rs;
+	struct pm_unw_func sw_f;
+	size_t sw_n;
+	size_t sig_n; /* pcs[sig_n - 1]: the pc the first signal frame interrupted (0: none) */
+};
+
+/*
  * extend_stack() for the walk at pcs[n - 1], remembering where the first
  * one began; not when the kernel's callchain finishes the stack from there
  * (taken at the sample, and no read of the target).
  */
-static bool extend_at(struct pm_unw *u, struct walk *w, const struct pm_unw_input *in,
-		      const uint64_t *pcs, size_t n, size_t max, uint64_t sp, unsigned *status)
+static bool extend_at(struct walker *k, uint64_t sp)
 {
-	unsigned before = *status, st2 = PM_UNW_COPY_END;
+	struct walk *w = &k->w;
+	unsigned before = *k->status, st2 = PM_UNW_COPY_END;
 
 	if (!w->cur.read_mem)
 		return false;
-	if (!w->nswitch && in->chain && in->chain_len >= 2) {
-		alt_splice(u, in, pcs, n, max, &st2);
+	if (!w->nswitch && k->in->chain && k->in->chain_len >= 2) {
+		alt_splice(k->u, k->in, k->pcs, k->n, k->max, &st2);
 		if (st2 & PM_UNW_COMPLETE)
 			return false;
 	}
-	if (!extend_stack(u, w, sp, status))
+	if (!extend_stack(k->u, w, sp, k->status))
 		return false;
 	if (!w->ext_at) {
-		w->ext_at = n;
+		w->ext_at = k->n;
 		w->ext_status = before;
 	}
 	return true;
 }
 
-/* The word at @addr: from the stack walked, else after extend_at(). */
-static int read_on(struct pm_unw *u, struct walk *w, const struct pm_unw_input *in,
-		   const uint64_t *pcs, size_t n, size_t max, uint64_t sp, uint64_t addr,
-		   uint64_t *out, unsigned *status)
+/* The word at @addr: from the stack walked, else after extend_at() from @sp. */
+static int read_on(struct walker *k, uint64_t sp, uint64_t addr, uint64_t *out)
 {
-	if (read_word(&w->cur, addr, out) == 0)
+	if (read_word(&k->w.cur, addr, out) == 0)
 		return 0;
-	if (!extend_at(u, w, in, pcs, n, max, sp, status))
+	if (!extend_at(k, sp))
 		return -1;
-	return read_word(&w->cur, addr, out);
+	return read_word(&k->w.cur, addr, out);
 }
 
 /*
@@ -536,349 +559,504 @@ static bool go_ready(const struct walk *w)
 	return w->cur.go && w->cur.read_mem && w->g && w->nswitch < MAX_SWITCHES;
 }
 
-size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pcs, size_t max,
-		   unsigned *status)
-{
-	struct walk w;
-	struct pm_unw_func lf;
-	uint64_t pc = in->ip;
-	size_t n = 0;
-	bool leaf = true, on_g0 = false, saw_schedule = false, sw_mem = false;
-	struct regs sw_rs;
-	struct pm_unw_func sw_f;
-	size_t sw_n = 0, sig_n = 0;
+/*
+ * What one part of a step decided.  The parts of step() run in turn while
+ * each passes; the first that decides ends the step.
+ */
+enum step {
+	STEP_PASS, /* not this part's case: the step goes on */
+	STEP_NEXT, /* the walk moved to the next frame (pc): step again */
+	STEP_STOP, /* the walk ends: walk_end() checks it against the kernel's callchain */
+	STEP_DONE, /* the walk ends, its pcs and status final (taken from the callchain) */
+};
 
-	*status = 0;
-	u->switch_bp = 0;
-	memset(&sw_rs, 0, sizeof(sw_rs));
-	memset(&sw_f, 0, sizeof(sw_f));
-	if (max == 0)
-		return 0;
-	memset(&w, 0, sizeof(w));
-	w.cur = *in;
+/* Append @pc to the walk's frames; false, and MAX, when they are full. */
+static bool push(struct walker *k, uint64_t pc)
+{
+	if (k->n >= k->max) {
+		*k->status |= PM_UNW_MAX;
+		return false;
+	}
+	k->pcs[k->n++] = pc;
+	return true;
+}
+
+/* The function at pc in *f, and what its flags say of the walk. */
+static enum step frame_func(struct walker *k, struct pm_unw_func *f)
+{
+	/* For return addresses, look up the call instruction. */
+	if (pm_unw_lookup(k->u, k->leaf ? k->pc : k->pc - 1, f) < 0) {
+		if (!k->leaf) {
+			*k->status |= PM_UNW_CUT;
+			return STEP_STOP;
+		}
+		/* an unknown sampled pc: unwound by CFI or frame pointers, if at all */
+		memset(f, 0, sizeof(*f));
+		f->spdelta = -1;
+	}
+	if (f->flags & PM_UNW_F_MAIN)
+		*k->status |= PM_UNW_SAW_MAIN;
+	if (f->flags & PM_UNW_F_SCHEDULE)
+		k->saw_schedule = true;
+	if (f->flags & PM_UNW_F_TOP) {
+		*k->status |= PM_UNW_COMPLETE;
+		return STEP_STOP;
+	}
+	return STEP_PASS;
+}
+
+/*
+ * time.now/nanotime1 on the vDSO's g0, once R12 holds the goroutine's SP:
+ * back to the goroutine stack, or the kernel's callchain across.  Passes
+ * elsewhere, and when neither crosses.
+ */
+static enum step step_vdso(struct walker *k, const struct pm_unw_func *f)
+{
+	struct walk *w = &k->w;
+	unsigned st;
+	size_t m = 0;
+	uint64_t r12 = 0, ra;
+	bool off_copy;
+
+	if (!(f->flags & PM_UNW_F_VDSOCALL) || w->nswitch >= MAX_SWITCHES)
+		return STEP_PASS;
+	if (k->leaf ? !pm_unw_vdso_r12_set(k->u, w, f, k->pc) : !(f->flags & PM_UNW_F_SPWRITE))
+		return STEP_PASS;
+	st = *k->status;
+	/*
+	 * R12 on the goroutine stack: time.now moved to g0 for the vDSO, and
+	 * the stack above R12 is read from the process now.  (On g0 already,
+	 * R12 is in the sample's copy, read as it was, and the walk goes on to
+	 * the switch, where the goroutine is told apart: the chain would not
+	 * say it.)
+	 */
+	off_copy = reg_get(&w->rs, PM_DW_R12, &r12) &&
+		   (r12 < w->cur.sp || r12 - w->cur.sp >= w->cur.stack_len);
+	/*
+	 * The kernel's chain first: the goroutine stack above R12 is read now,
+	 * and a goroutine that ran on since may have left another call's
+	 * return address in the slot (time.Now called at another depth: 40 %
+	 * of tests/go/agree's were stacks missing a frame); the chain is the
+	 * stack at the sample.  Unless it ends before the bottom (127 frames).
+	 */
+	if (off_copy && w->nswitch == w->nvdso &&
+	    (m = pm_unw_vdso_chain(k->u, k->in, f, k->pcs, k->n, k->max, &st)) &&
+	    (st & (PM_UNW_COMPLETE | PM_UNW_MAX))) {
+		*k->status = st | PM_UNW_SWITCHED;
+		k->n = m;
+		return STEP_DONE;
+	}
+	if (pm_unw_vdso_return(k->u, w, &ra) == 0) {
+		/*
+		 * back from g0 to the goroutine stack time.now/nanotime1 left:
+		 * out of the vDSO, or in time.now itself past the switch (its
+		 * caller from R12)
+		 */
+		w->nswitch++;
+		w->nvdso++;
+		*k->status |= PM_UNW_SWITCHED;
+		if (!push(k, ra))
+			return STEP_STOP;
+		k->pc = ra;
+		k->leaf = false;
+		return STEP_NEXT;
+	}
+	/* the stack above R12 moved on: the kernel's chain, however far it goes */
+	if (off_copy && w->nswitch == w->nvdso &&
+	    (m = pm_unw_vdso_chain(k->u, k->in, f, k->pcs, k->n, k->max, k->status))) {
+		*k->status |= PM_UNW_SWITCHED;
+		k->n = m;
+		return STEP_DONE;
+	}
+	return STEP_PASS;
+}
+
+/* C called from Go (runtime.asmcgocall): continue on the goroutine stack. */
+static enum step step_cgocall(struct walker *k)
+{
+	struct pm_unw_func f;
+	uint64_t gpc;
+
+	if (pm_unw_cgo_switch(k->u, &k->w, &gpc)) {
+		k->w.nswitch++;
+		*k->status |= PM_UNW_SWITCHED;
+		if (pm_unw_lookup(k->u, gpc - 1, &f) < 0) {
+			*k->status |= PM_UNW_CUT;
+			return STEP_STOP;
+		}
+		if (!push(k, gpc))
+			return STEP_STOP;
+		k->pc = gpc;
+		return STEP_NEXT;
+	}
+	if (k->w.nswitch)
+		return STEP_STOP; /* walk_end() says CUT */
+	k->n = pm_unw_cgo_chain(k->u, &k->w.cur, &k->w.rs, k->pcs, k->n, k->max, k->status);
+	if (!(*k->status & (PM_UNW_COMPLETE | PM_UNW_MAX | PM_UNW_COPY_END)))
+		*k->status |= PM_UNW_CUT;
+	return STEP_DONE;
+}
+
+/*
+ * Go called from C (runtime.cgocallback): its C caller is on g0.  Passes
+ * when the walk is on g0 already: the g0 frame is unwound as any other.
+ */
+static enum step step_callback(struct walker *k)
+{
+	int rc = go_ready(&k->w) ? pm_unw_callback_switch(k->u, &k->w) : -1;
+
+	if (rc < 0) {
+		if (!k->in->go && k->in->read_mem)
+			*k->status |= PM_UNW_NEED_GO;
+		*k->status |= PM_UNW_CUT;
+		return STEP_STOP;
+	}
+	if (rc == 1) {
+		k->w.nswitch++;
+		*k->status |= PM_UNW_SWITCHED;
+		k->on_g0 = true;
+		return STEP_NEXT;
+	}
+	return STEP_PASS;
+}
+
+/*
+ * On g0 (systemstack, morestack): the goroutine that switched continues
+ * where it stopped, curg.sched read now, or the kernel's callchain across
+ * when that has moved on.  The first such switch is kept for check_switch().
+ */
+static enum step step_g0(struct walker *k, struct pm_unw_func *f)
+{
+	struct walk *w = &k->w;
+	uint64_t gpc;
+	int rc;
+
+	if (!w->nswitch) {
+		reg_get(&w->rs, PM_DW_RBP, &k->u->switch_bp);
+		k->sw_rs = w->rs;
+		k->sw_f = *f;
+		k->sw_n = k->n;
+	}
+	rc = go_ready(w) ? pm_unw_g0_switch(k->u, w, &gpc) : -1;
+	if (rc == 1 && !w->nswitch && !(f->flags & PM_UNW_F_MCALL))
+		k->sw_mem = true;
+
+	if (rc == 0 && (f->flags & PM_UNW_F_MCALL)) {
+		*k->status |= PM_UNW_COMPLETE;
+		return STEP_STOP;
+	}
+	if (rc <= 0 && w->nswitch == w->nvdso && !(f->flags & PM_UNW_F_MCALL) && w->cur.read_mem &&
+	    k->in->go) {
+		/*
+		 * curg.sched has moved on: the kernel's chain has not
+		 * (out of the vDSO too: time.now on the system stack)
+		 */
+		size_t m = pm_unw_chain_cross(k->u, w, k->in, f, k->pcs, k->n, k->max, k->status);
+
+		if (m) {
+			*k->status |= PM_UNW_SWITCHED | PM_UNW_MOVED_ON;
+			k->n = m;
+			return STEP_DONE;
+		}
+	}
+	if (rc <= 0 || pm_unw_lookup(k->u, gpc, f) < 0 || !(f->flags & PM_UNW_F_GO)) {
+		if (rc < 0 && !k->in->go && k->in->read_mem)
+			*k->status |= PM_UNW_NEED_GO;
+		*k->status |= PM_UNW_CUT;
+		return STEP_STOP;
+	}
+	w->nswitch++;
+	*k->status |= PM_UNW_SWITCHED;
+	/* a return address into the function that switched, or systemstack_switch */
+	if (!(f->flags & PM_UNW_F_NOFRAME) && f->entry != gpc && !push(k, gpc))
+		return STEP_STOP;
+	k->pc = gpc;
+	k->leaf = true;
+	return STEP_NEXT;
+}
+
+/*
+ * A caller that writes SP, a stack switch: cross to the stack it switched
+ * from, or end the walk there.  Passes for other frames, and for the g0
+ * frame of a cgocallback, which is unwound as any other.
+ */
+static enum step step_switch(struct walker *k, struct pm_unw_func *f)
+{
+	if (!(f->flags & PM_UNW_F_SPWRITE) || k->leaf)
+		return STEP_PASS;
+	if ((f->flags & PM_UNW_F_CGOCALL) && k->w.nswitch < MAX_SWITCHES)
+		return step_cgocall(k);
+	if ((f->flags & PM_UNW_F_CGOCALLBACK) && k->on_g0) {
+		/* moved to g0 last time round: step through the g0 frame */
+		k->on_g0 = false;
+		return STEP_PASS;
+	}
+	if (f->flags & PM_UNW_F_CGOCALLBACK)
+		return step_callback(k);
+	if ((f->flags & PM_UNW_F_MCALL) || ((f->flags & PM_UNW_F_GSWITCH) && k->saw_schedule)) {
+		/*
+		 * Under what mcall called on g0 (park_m, goexit0, gosched_m,
+		 * ...): those drop the goroutine first thing, and Go's own
+		 * tracebacks and profiles end here.  So does a switch
+		 * (morestack's preemption: newstack, gopreempt_m) with
+		 * runtime.schedule below it.  The thread's curg read now is
+		 * whatever it ran since: never followed.
+		 */
+		*k->status |= PM_UNW_COMPLETE;
+		return STEP_STOP;
+	}
+	if (f->flags & PM_UNW_F_GSWITCH)
+		return step_g0(k, f);
+	/* a stack switch (gogo, ...): the rest is elsewhere */
+	*k->status |= PM_UNW_CUT;
+	return STEP_STOP;
+}
+
+/* A Go frame by pcsp: its return address at SP + spdelta, the caller's SP past it. */
+static enum step go_frame(struct walker *k, const struct pm_unw_func *f, uint64_t sp, uint64_t bp,
+			  struct regs *nrs, uint64_t *ra, uint64_t *nsp)
+{
+	uint64_t slot = sp + (uint64_t)f->spdelta, saved;
+
+	if (read_on(k, sp, slot, ra) < 0) {
+		*k->status |= PM_UNW_COPY_END;
+		return STEP_STOP;
+	}
+	/* the saved BP sits just below the return address once pushed */
+	if (f->spdelta >= 8 && read_word(&k->w.cur, slot - 8, &saved) == 0)
+		reg_set(nrs, PM_DW_RBP, saved);
+	else
+		reg_set(nrs, PM_DW_RBP, bp);
+	*nsp = slot + 8;
+	return STEP_PASS;
+}
+
+/* Native code without usable CFI: the frame-pointer chain. */
+static enum step fp_frame(struct walker *k, uint64_t sp, uint64_t bp, struct regs *nrs,
+			  uint64_t *ra, uint64_t *nsp)
+{
+	uint64_t nbp;
+
+	if (!(k->w.rs.valid & (1u << PM_DW_RBP)) || bp < sp || (bp & 7)) {
+		*k->status |= PM_UNW_CUT;
+		return STEP_STOP;
+	}
+	if (read_on(k, sp, bp + 8, ra) < 0 || read_on(k, sp, bp, &nbp) < 0) {
+		*k->status |= PM_UNW_COPY_END;
+		return STEP_STOP;
+	}
+	memset(nrs, 0, sizeof(*nrs));
+	reg_set(nrs, PM_DW_RBP, nbp);
+	*nsp = bp + 16;
+	if (*ra == 0) {
+		/* the outermost frame of a C thread ends the chain */
+		*k->status |= PM_UNW_COMPLETE;
+		return STEP_STOP;
+	}
+	return STEP_PASS;
+}
+
+/* Native code: by its CFI row, read on past the copy when the row needs it. */
+static enum step native_frame(struct walker *k, const struct pm_unw_func *f, uint64_t sp,
+			      uint64_t bp, struct regs *nrs, uint64_t *ra, uint64_t *nsp)
+{
+	int rc = f->cfi.valid ? cfi_step(&k->w.cur, &f->cfi, &k->w.rs, nrs, ra) : -1;
+
+	if (rc == -2 && extend_at(k, sp))
+		rc = cfi_step(&k->w.cur, &f->cfi, &k->w.rs, nrs, ra);
+
+	if (rc == 1) {
+		/* CFI says the return address is undefined: the outermost frame */
+		*k->status |= PM_UNW_COMPLETE;
+		return STEP_STOP;
+	}
+	if (rc == -2) {
+		*k->status |= PM_UNW_COPY_END;
+		return STEP_STOP;
+	}
+	if (rc == 0) {
+		reg_get(nrs, PM_DW_RSP, nsp);
+		return STEP_PASS;
+	}
+	return fp_frame(k, sp, bp, nrs, ra, nsp);
+}
+
+/*
+ * Unwind the frame of @f: its caller's pc in *ra, its SP in *nsp, and the
+ * other registers known in *nrs.  Passes when they check out.
+ */
+static enum step unwind_frame(struct walker *k, const struct pm_unw_func *f, struct regs *nrs,
+			      uint64_t *ra, uint64_t *nsp)
+{
+	uint64_t sp = 0, bp = 0;
+	enum step rc;
+
+	reg_get(&k->w.rs, PM_DW_RSP, &sp);
+	reg_get(&k->w.rs, PM_DW_RBP, &bp);
+	memset(nrs, 0, sizeof(*nrs));
+	if ((f->flags & PM_UNW_F_GO) && f->spdelta >= 0)
+		rc = go_frame(k, f, sp, bp, nrs, ra, nsp);
+	else
+		rc = native_frame(k, f, sp, bp, nrs, ra, nsp);
+	if (rc != STEP_PASS)
+		return rc;
+	/* a stack grows down: a caller's frame is above its callee's */
+	if (*ra == 0 || *nsp <= sp) {
+		*k->status |= PM_UNW_CUT;
+		return STEP_STOP;
+	}
+	return STEP_PASS;
+}
+
+/*
+ * A handler returning into a signal restorer: the code it interrupted is
+ * in the kernel's signal frame.  Asked only of native frames and Go's
+ * trampolines, at the exact address.  Passes when @ra is no restorer.
+ */
+static enum step step_signal(struct walker *k, const struct pm_unw_func *f, uint64_t ra,
+			     uint64_t nsp)
+{
+	struct pm_unw_func sf;
+	uint64_t ipc;
+
+	if ((f->flags & PM_UNW_F_GO) && !(f->flags & PM_UNW_F_SIGTRAMP))
+		return STEP_PASS;
+	if (pm_unw_lookup(k->u, ra, &sf) != 0 || !(sf.flags & PM_UNW_F_SIGRETURN))
+		return STEP_PASS;
+	if (k->w.nswitch >= MAX_SWITCHES || pm_unw_signal_frame(k->u, &k->w, nsp, &ipc) < 0) {
+		*k->status |= PM_UNW_CUT;
+		return STEP_STOP;
+	}
+	k->w.nswitch++;
+	*k->status |= PM_UNW_SIGFRAME;
+	/* an exact pc, written as a return address to it */
+	if (!push(k, ipc + 1))
+		return STEP_STOP;
+	if (!k->sig_n)
+		k->sig_n = k->n;
+	k->pc = ipc;
+	k->leaf = true;
+	return STEP_NEXT;
+}
+
+/* On to the caller at @ra, with its registers: where it returns to must be known code. */
+static enum step to_caller(struct walker *k, struct regs *nrs, uint64_t ra, uint64_t nsp)
+{
+	struct pm_unw_func cf;
+
+	if (pm_unw_lookup(k->u, ra - 1, &cf) < 0) {
+		*k->status |= PM_UNW_CUT;
+		return STEP_STOP;
+	}
+	if (!push(k, ra))
+		return STEP_STOP;
+	k->pc = ra;
+	reg_set(nrs, PM_DW_RSP, nsp);
+	k->w.rs = *nrs;
+	k->leaf = false;
+	return STEP_NEXT;
+}
+
+/*
+ * One step of the walk: from the frame at pc to its caller, across a stack
+ * switch or a signal frame where pc's function made one, or the end.
+ */
+static enum step step(struct walker *k)
+{
+	struct pm_unw_func f;
+	struct regs nrs;
+	uint64_t ra = 0, nsp = 0;
+	enum step rc;
+
+	rc = frame_func(k, &f);
+	if (rc == STEP_PASS)
+		rc = step_vdso(k, &f);
+	if (rc == STEP_PASS)
+		rc = step_switch(k, &f);
+	if (rc == STEP_PASS)
+		rc = unwind_frame(k, &f, &nrs, &ra, &nsp);
+	if (rc == STEP_PASS)
+		rc = step_signal(k, &f, ra, nsp);
+	if (rc == STEP_PASS)
+		rc = to_caller(k, &nrs, ra, nsp);
+	return rc;
+}
+
+/* The walk at the sample: its registers, its g (R14), and the sampled pc as pcs[0]. */
+static void walk_start(struct walker *k, struct pm_unw *u, const struct pm_unw_input *in,
+		       uint64_t *pcs, size_t max, unsigned *status)
+{
+	memset(k, 0, sizeof(*k));
+	k->u = u;
+	k->in = in;
+	k->pcs = pcs;
+	k->max = max;
+	k->status = status;
+	k->w.cur = *in;
 	for (unsigned i = 0; i < PM_UNW_NREGS; i++)
 		if (in->regs_valid & (1u << i))
-			reg_set(&w.rs, i, in->regs[i]);
-	reg_set(&w.rs, PM_DW_RSP, in->sp);
-	reg_set(&w.rs, PM_DW_RBP, in->bp);
-	reg_get(&w.rs, PM_DW_R14, &w.g);
-	pcs[n++] = pc;
-	for (;;) {
-		struct pm_unw_func f, sf;
-		struct regs nrs;
-		uint64_t ra, sp = 0, nsp = 0, bp;
+			reg_set(&k->w.rs, i, in->regs[i]);
+	reg_set(&k->w.rs, PM_DW_RSP, in->sp);
+	reg_set(&k->w.rs, PM_DW_RBP, in->bp);
+	reg_get(&k->w.rs, PM_DW_R14, &k->w.g);
+	k->pc = in->ip;
+	k->leaf = true;
+	k->pcs[k->n++] = k->pc;
+}
 
-		/* For return addresses, look up the call instruction. */
-		if (pm_unw_lookup(u, leaf ? pc : pc - 1, &f) < 0) {
-			if (!leaf) {
-				*status |= PM_UNW_CUT;
-				break;
-			}
-			memset(&f, 0, sizeof(f));
-			f.spdelta = -1;
-		}
-		if (f.flags & PM_UNW_F_MAIN)
-			*status |= PM_UNW_SAW_MAIN;
-		if (f.flags & PM_UNW_F_SCHEDULE)
-			saw_schedule = true;
-		if (f.flags & PM_UNW_F_TOP) {
-			*status |= PM_UNW_COMPLETE;
-			break;
-		}
-		if ((f.flags & PM_UNW_F_VDSOCALL) && w.nswitch < MAX_SWITCHES &&
-		    (leaf ? pm_unw_vdso_r12_set(u, &w, &f, pc) : (f.flags & PM_UNW_F_SPWRITE) != 0)) {
-			unsigned st = *status;
-			size_t m = 0;
-			uint64_t r12 = 0;
-			/*
-			 * R12 on the goroutine stack: time.now moved to g0 for the
-			 * vDSO, and the stack above R12 is read from the process
-			 * now.  (On g0 already, R12 is in the sample's copy, read
-			 * as it was, and the walk goes on to the switch, where the
-			 * goroutine is told apart: the chain would not say it.)
-			 */
-			bool off_copy = reg_get(&w.rs, PM_DW_R12, &r12) &&
-					(r12 < w.cur.sp || r12 - w.cur.sp >= w.cur.stack_len);
+/*
+ * The walk stopped: where it ran out of the copy the kernel's callchain
+ * goes on, and what it read of the target after the sample is checked
+ * against that callchain, taken at the sample.
+ */
+static size_t walk_end(struct walker *k)
+{
+	const struct pm_unw_input *in = k->in;
+	unsigned *status = k->status;
+	struct pm_unw_func lf;
+	size_t n = k->n;
 
-			/*
-			 * The kernel's chain first: the goroutine stack above R12
-			 * is read now, and a goroutine that ran on since may have
-			 * left another call's return address in the slot (time.Now
-			 * called at another depth: 40 % of tests/go/agree's were
-			 * stacks missing a frame); the chain is the stack at the
-			 * sample.  Unless it ends before the bottom (127 frames).
-			 */
-			if (off_copy && w.nswitch == w.nvdso &&
-			    (m = pm_unw_vdso_chain(u, in, &f, pcs, n, max, &st)) &&
-			    (st & (PM_UNW_COMPLETE | PM_UNW_MAX))) {
-				*status = st | PM_UNW_SWITCHED;
-				return m;
-			}
-			if (pm_unw_vdso_return(u, &w, &ra) == 0) {
-				/*
-				 * back from g0 to the goroutine stack time.now/nanotime1
-				 * left: out of the vDSO, or in time.now itself past the
-				 * switch (its caller from R12)
-				 */
-				w.nswitch++;
-				w.nvdso++;
-				*status |= PM_UNW_SWITCHED;
-				if (n >= max) {
-					*status |= PM_UNW_MAX;
-					break;
-				}
-				pcs[n++] = ra;
-				pc = ra;
-				leaf = false;
-				continue;
-			}
-			/* the stack above R12 moved on: the kernel's chain, however far it goes */
-			if (off_copy && w.nswitch == w.nvdso &&
-			    (m = pm_unw_vdso_chain(u, in, &f, pcs, n, max, status))) {
-				*status |= PM_UNW_SWITCHED;
-				return m;
-			}
-		}
-		if ((f.flags & PM_UNW_F_SPWRITE) && !leaf) {
-			if ((f.flags & PM_UNW_F_CGOCALL) && w.nswitch < MAX_SWITCHES) {
-				/* C called from Go: continue on the goroutine stack */
-				uint64_t gpc;
-
-				if (pm_unw_cgo_switch(u, &w, &gpc)) {
-					w.nswitch++;
-					*status |= PM_UNW_SWITCHED;
-					if (pm_unw_lookup(u, gpc - 1, &f) < 0) {
-						*status |= PM_UNW_CUT;
-						break;
-					}
-					if (n >= max) {
-						*status |= PM_UNW_MAX;
-						break;
-					}
-					pcs[n++] = gpc;
-					pc = gpc;
-					continue;
-				}
-				if (w.nswitch)
-					break; /* status says CUT below */
-				n = pm_unw_cgo_chain(u, &w.cur, &w.rs, pcs, n, max, status);
-				if (!(*status & (PM_UNW_COMPLETE | PM_UNW_MAX | PM_UNW_COPY_END)))
-					*status |= PM_UNW_CUT;
-				return n;
-			}
-			if ((f.flags & PM_UNW_F_CGOCALLBACK) && on_g0) {
-				/* moved to g0 last time round: step through the g0 frame */
-				on_g0 = false;
-			} else if (f.flags & PM_UNW_F_CGOCALLBACK) {
-				/* Go called from C: its C caller is on g0 */
-				int rc = go_ready(&w) ? pm_unw_callback_switch(u, &w) : -1;
-
-				if (rc < 0) {
-					if (!in->go && in->read_mem)
-						*status |= PM_UNW_NEED_GO;
-					*status |= PM_UNW_CUT;
-					break;
-				}
-				if (rc == 1) {
-					w.nswitch++;
-					*status |= PM_UNW_SWITCHED;
-					on_g0 = true;
-					continue;
-				}
-			} else if ((f.flags & PM_UNW_F_MCALL) ||
-				   ((f.flags & PM_UNW_F_GSWITCH) && saw_schedule)) {
-				/*
-				 * Under what mcall called on g0 (park_m, goexit0,
-				 * gosched_m, ...): those drop the goroutine first
-				 * thing, and Go's own tracebacks and profiles end
-				 * here.  So does a switch (morestack's preemption:
-				 * newstack, gopreempt_m) with runtime.schedule
-				 * below it.  The thread's curg read now is whatever
-				 * it ran since: never followed.
-				 */
-				*status |= PM_UNW_COMPLETE;
-				break;
-			} else if (f.flags & PM_UNW_F_GSWITCH) {
-				/* on g0: the goroutine that switched continues where it stopped */
-				uint64_t gpc;
-				int rc;
-
-				if (!w.nswitch) {
-					reg_get(&w.rs, PM_DW_RBP, &u->switch_bp);
-					sw_rs = w.rs;
-					sw_f = f;
-					sw_n = n;
-				}
-				rc = go_ready(&w) ? pm_unw_g0_switch(u, &w, &gpc) : -1;
-				if (rc == 1 && !w.nswitch && !(f.flags & PM_UNW_F_MCALL))
-					sw_mem = true;
-
-				if (rc == 0 && (f.flags & PM_UNW_F_MCALL)) {
-					*status |= PM_UNW_COMPLETE;
-					break;
-				}
-				if (rc <= 0 && w.nswitch == w.nvdso && !(f.flags & PM_UNW_F_MCALL) &&
-				    w.cur.read_mem && in->go) {
-					/*
-					 * curg.sched has moved on: the kernel's chain has not
-					 * (out of the vDSO too: time.now on the system stack)
-					 */
-					size_t m = pm_unw_chain_cross(u, &w, in, &f, pcs, n, max, status);
-
-					if (m) {
-						*status |= PM_UNW_SWITCHED | PM_UNW_MOVED_ON;
-						return m;
-					}
-				}
-				if (rc <= 0 || pm_unw_lookup(u, gpc, &f) < 0 || !(f.flags & PM_UNW_F_GO)) {
-					if (rc < 0 && !in->go && in->read_mem)
-						*status |= PM_UNW_NEED_GO;
-					*status |= PM_UNW_CUT;
-					break;
-				}
-				w.nswitch++;
-				*status |= PM_UNW_SWITCHED;
-				/* a return address into the function that switched, or systemstack_switch */
-				if (!(f.flags & PM_UNW_F_NOFRAME) && f.entry != gpc) {
-					if (n >= max) {
-						*status |= PM_UNW_MAX;
-						break;
-					}
-					pcs[n++] = gpc;
-				}
-				pc = gpc;
-				leaf = true;
-				continue;
-			} else {
-				/* a stack switch (gogo, ...): the rest is elsewhere */
-				*status |= PM_UNW_CUT;
-				break;
-			}
-		}
-		reg_get(&w.rs, PM_DW_RSP, &sp);
-		bp = 0;
-		reg_get(&w.rs, PM_DW_RBP, &bp);
-		memset(&nrs, 0, sizeof(nrs));
-		if ((f.flags & PM_UNW_F_GO) && f.spdelta >= 0) {
-			uint64_t slot = sp + (uint64_t)f.spdelta, saved;
-
-			if (read_on(u, &w, in, pcs, n, max, sp, slot, &ra, status) < 0) {
-				*status |= PM_UNW_COPY_END;
-				break;
-			}
-			/* the saved BP sits just below the return address once pushed */
-			if (f.spdelta >= 8 && read_word(&w.cur, slot - 8, &saved) == 0)
-				reg_set(&nrs, PM_DW_RBP, saved);
-			else
-				reg_set(&nrs, PM_DW_RBP, bp);
-			nsp = slot + 8;
-		} else {
-			int rc = f.cfi.valid ? cfi_step(&w.cur, &f.cfi, &w.rs, &nrs, &ra) : -1;
-
-			if (rc == -2 && extend_at(u, &w, in, pcs, n, max, sp, status))
-				rc = cfi_step(&w.cur, &f.cfi, &w.rs, &nrs, &ra);
-
-			if (rc == 1) {
-				/* CFI says the return address is undefined: the outermost frame */
-				*status |= PM_UNW_COMPLETE;
-				break;
-			}
-			if (rc == -2) {
-				*status |= PM_UNW_COPY_END;
-				break;
-			}
-			if (rc == 0) {
-				reg_get(&nrs, PM_DW_RSP, &nsp);
-			} else {
-				/* native code without usable CFI: frame-pointer chain */
-				uint64_t nbp;
-
-				if (!(w.rs.valid & (1u << PM_DW_RBP)) || bp < sp || (bp & 7)) {
-					*status |= PM_UNW_CUT;
-					break;
-				}
-				if (read_on(u, &w, in, pcs, n, max, sp, bp + 8, &ra, status) < 0 ||
-				    read_on(u, &w, in, pcs, n, max, sp, bp, &nbp, status) < 0) {
-					*status |= PM_UNW_COPY_END;
-					break;
-				}
-				memset(&nrs, 0, sizeof(nrs));
-				reg_set(&nrs, PM_DW_RBP, nbp);
-				nsp = bp + 16;
-				if (ra == 0) {
-					/* the outermost frame of a C thread ends the chain */
-					*status |= PM_UNW_COMPLETE;
-					break;
-				}
-			}
-		}
-		if (ra == 0 || nsp <= sp) {
-			*status |= PM_UNW_CUT;
-			break;
-		}
-		/*
-		 * A handler returning into a signal restorer: the code it
-		 * interrupted is in the kernel's signal frame.  Asked only of
-		 * native frames and Go's trampolines, at the exact address.
-		 */
-		if ((!(f.flags & PM_UNW_F_GO) || (f.flags & PM_UNW_F_SIGTRAMP)) &&
-		    pm_unw_lookup(u, ra, &sf) == 0 && (sf.flags & PM_UNW_F_SIGRETURN)) {
-			uint64_t ipc;
-
-			if (w.nswitch >= MAX_SWITCHES || pm_unw_signal_frame(u, &w, nsp, &ipc) < 0) {
-				*status |= PM_UNW_CUT;
-				break;
-			}
-			w.nswitch++;
-			*status |= PM_UNW_SIGFRAME;
-			if (n >= max) {
-				*status |= PM_UNW_MAX;
-				break;
-			}
-			/* an exact pc, written as a return address to it */
-			pcs[n++] = ipc + 1;
-			if (!sig_n)
-				sig_n = n;
-			pc = ipc;
-			leaf = true;
-			continue;
-		}
-		if (pm_unw_lookup(u, ra - 1, &f) < 0) {
-			*status |= PM_UNW_CUT;
-			break;
-		}
-		if (n >= max) {
-			*status |= PM_UNW_MAX;
-			break;
-		}
-		pcs[n++] = ra;
-		pc = ra;
-		reg_set(&nrs, PM_DW_RSP, nsp);
-		w.rs = nrs;
-		leaf = false;
-	}
 	/*
 	 * Out of copy at a signal trampoline: the kernel's frame-pointer
 	 * chain from a handler skips the interrupted function (its pc is in the
 	 * signal frame, not on the stack), so it would join the handler to a
 	 * caller that never called it.  An honest cut instead.
 	 */
-	if ((*status & PM_UNW_COPY_END) && n && pm_unw_lookup(u, pcs[n - 1] - (n > 1), &lf) == 0 &&
+	if ((*status & PM_UNW_COPY_END) && n &&
+	    pm_unw_lookup(k->u, k->pcs[n - 1] - (n > 1), &lf) == 0 &&
 	    (lf.flags & PM_UNW_F_SIGTRAMP)) {
 		*status = (*status & ~PM_UNW_COPY_END) | PM_UNW_CUT;
 		return n;
 	}
-	if ((*status & PM_UNW_COPY_END) && !w.nswitch)
-		n = splice_chain(u, in, pcs, n, max, status);
+	if ((*status & PM_UNW_COPY_END) && !k->w.nswitch)
+		n = splice_chain(k->u, in, k->pcs, n, k->max, status);
 	else
-		n = check_extension(u, in, &w, pcs, n, max, status);
-	if (sw_mem && in->go)
-		n = check_switch(u, in, &sw_rs, &sw_f, pcs, sw_n, n, max, status);
-	if (sig_n && n > sig_n)
-		n = check_signal(u, in, pcs, sig_n, n, status);
-	if (w.nswitch && !(*status & (PM_UNW_COMPLETE | PM_UNW_MAX | PM_UNW_COPY_END)))
+		n = check_extension(k->u, in, &k->w, k->pcs, n, k->max, status);
+	if (k->sw_mem && in->go)
+		n = check_switch(k->u, in, &k->sw_rs, &k->sw_f, k->pcs, k->sw_n, n, k->max, status);
+	if (k->sig_n && n > k->sig_n)
+		n = check_signal(k->u, in, k->pcs, k->sig_n, n, status);
+	if (k->w.nswitch && !(*status & (PM_UNW_COMPLETE | PM_UNW_MAX | PM_UNW_COPY_END)))
 		*status |= PM_UNW_CUT;
 	return n;
+}
+
+/* The walk as a loop over step(), then its checks against the kernel's callchain. */
+size_t pm_unw_walk(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pcs, size_t max,
+		   unsigned *status)
+{
+	struct walker k;
+	enum step rc;
+
+	*status = 0;
+	u->switch_bp = 0;
+	if (max == 0)
+		return 0;
+	walk_start(&k, u, in, pcs, max, status);
+	do {
+		rc = step(&k);
+	} while (rc == STEP_NEXT);
+	return rc == STEP_DONE ? k.n : walk_end(&k);
 }
 
 void pm_unw_set_perf_regs(struct pm_unw_input *in, uint64_t mask, const uint64_t *regs,
