@@ -306,170 +306,213 @@ void pm_evt_user_only(struct pm_evt_spec *spec)
 		snprintf(spec->value_type, sizeof(spec->value_type), "%s", clock_type(spec));
 }
 
-static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size_t errlen)
+/*
+ * The name of @text's event, its first @nlen bytes, into @name.  0, or
+ * -EINVAL with the message (empty, or too long for a name).
+ */
+static int copy_name(const char *text, size_t nlen, char name[NAME_MAX_LEN + 1], char *err,
+		     size_t errlen)
 {
-	const char *slash = strchr(text, '/'), *modstr = NULL;
-	char name[NAME_MAX_LEN + 1];
-	struct terms_ctx tc;
-	struct mods md;
-	size_t nlen;
+	if (!nlen) {
+		pm_seterr(err, errlen, "empty event name in '%s'", text);
+		return -EINVAL;
+	}
+	if (nlen > NAME_MAX_LEN) {
+		pm_seterr(err, errlen, "event name too long: '%.*s...'", 32, text);
+		return -EINVAL;
+	}
+	memcpy(name, text, nlen);
+	name[nlen] = 0;
+	return 0;
+}
+
+/* The value type and unit of a parsed event: the clocks' are Go's, the others' a count. */
+static void set_values(struct pm_evt_spec *out)
+{
+	if (pm_evt_is_clock(out)) {
+		snprintf(out->value_type, sizeof(out->value_type), "%s", clock_type(out));
+		snprintf(out->value_unit, sizeof(out->value_unit), "nanoseconds");
+	} else {
+		snprintf(out->value_type, sizeof(out->value_type), "%s", out->name);
+		snprintf(out->value_unit, sizeof(out->value_unit), "count");
+	}
+}
+
+/* uprobe:BINARY:SYMBOL: user mode only, every hit; no modifiers or terms. */
+static int parse_uprobe_spec(const char *text, struct pm_evt_spec *out, char *err, size_t errlen)
+{
+	int rc = pm_evt_uprobe_type(text, &out->type, err, errlen);
+
+	if (!rc)
+		rc = pm_evt_parse_uprobe(text, text + 7, out, err, errlen);
+	if (rc)
+		return rc;
+	out->kind = PM_EVT_UPROBE;
+	out->default_period = 1;
+	out->exclude_kernel = true;
+	set_values(out);
+	return 0;
+}
+
+/*
+ * PMU/terms/ for a PMU in sysfs (@name, its terms @terms): the type from
+ * sysfs, the terms through its formats; @text up to its closing '/'
+ * (@last) is the event's name.
+ */
+static int parse_sysfs_pmu(const char *text, const char *last, const char *name, const char *terms,
+			   struct terms_ctx *tc, struct pm_evt_spec *out, char *err, size_t errlen)
+{
+	char path[4400];
+	uint64_t type;
 	int rc;
 
-	memset(&tc, 0, sizeof(tc));
-	tc.text = text;
-	if (!strncmp(text, "uprobe:", 7)) {
-		rc = pm_evt_uprobe_type(text, &out->type, err, errlen);
-		if (!rc)
-			rc = pm_evt_parse_uprobe(text, text + 7, out, err, errlen);
-		if (rc)
-			return rc;
-		out->kind = PM_EVT_UPROBE;
-		out->default_period = 1;
-		out->exclude_kernel = true;
-		goto values;
-	}
-	if (!strncmp(text, "uretprobe:", 10)) {
-		pm_seterr(err, errlen, "cannot probe '%s': %s", text, pm_evt_retprobe_why);
+	if (!strcmp(name, "uprobe") || !strcmp(name, "kprobe")) {
+		pm_seterr(err, errlen, "'%s': use uprobe:BINARY:SYMBOL for uprobes", text);
 		return -EINVAL;
 	}
-	if (slash) {
-		/* NAME/terms/[mods] */
-		const char *last = strrchr(text, '/');
-		char terms[512];
-		size_t tl;
+	snprintf(path, sizeof(path), "%s/%s/type", pm_evt_sysfs(), name);
+	if (pm_evt_read_u64_file(path, &type) || type > UINT32_MAX) {
+		pm_seterr(err, errlen, "cannot read the type of PMU '%s' (%s)", name, path);
+		return -EINVAL;
+	}
+	tc->pmu = name;
+	rc = parse_terms(tc, terms, err, errlen);
+	tc->pmu = NULL; /* @name is the caller's, on its stack: no pointer to it outlives it */
+	if (rc)
+		return rc;
+	out->type = (uint32_t)type;
+	out->config = tc->cfg[0];
+	out->config1 = tc->cfg[1];
+	out->config2 = tc->cfg[2];
+	out->kind = PM_EVT_PMU;
+	snprintf(out->name, sizeof(out->name), "%.*s", (int)(last + 1 - text), text);
+	return 0;
+}
 
-		nlen = (size_t)(slash - text);
-		if (last == slash) {
-			pm_seterr(err, errlen, "missing closing '/' in '%s' (expected NAME/terms/)",
-			       text);
+/*
+ * The CPU's own PMU, absent here (a VM without one): a hardware event that
+ * falls back to cpu-clock as the others do; its terms cannot be checked
+ * without formats, only their spelling (the text becomes the event's name).
+ */
+static int parse_absent_core_pmu(const char *text, const char *last, const char *terms,
+				 struct pm_evt_spec *out, char *err, size_t errlen)
+{
+	for (size_t i = 0; terms[i]; i++)
+		if (!isalnum((unsigned char)terms[i]) && !strchr("_=,.-", terms[i])) {
+			pm_seterr(err, errlen, "bad term in '%s' (expected PMU/term=value,.../)",
+				  text);
 			return -EINVAL;
 		}
-		tl = (size_t)(last - slash - 1);
-		if (tl >= sizeof(terms)) {
-			pm_seterr(err, errlen, "terms too long in '%.40s...'", text);
-			return -EINVAL;
-		}
-		memcpy(terms, slash + 1, tl);
-		terms[tl] = 0;
-		if (last[1])
-			modstr = last[1] == ':' ? last + 2 : last + 1;
-		if (!nlen) {
-			pm_seterr(err, errlen, "empty event name in '%s'", text);
-			return -EINVAL;
-		}
-		if (nlen > NAME_MAX_LEN) {
-			pm_seterr(err, errlen, "event name too long: '%.*s...'", 32, text);
-			return -EINVAL;
-		}
-		memcpy(name, text, nlen);
-		name[nlen] = 0;
-		if (!memchr(name, ':', nlen) && pm_evt_is_pmu(name, nlen)) {
-			char path[4400];
-			uint64_t type;
+	out->kind = PM_EVT_PMU;
+	out->type = PERF_TYPE_HARDWARE;
+	out->absent = true;
+	snprintf(out->name, sizeof(out->name), "%.*s", (int)(last + 1 - text), text);
+	return 0;
+}
 
-			if (!strcmp(name, "uprobe") || !strcmp(name, "kprobe")) {
-				pm_seterr(err, errlen, "'%s': use uprobe:BINARY:SYMBOL for uprobes",
-				       text);
-				return -EINVAL;
-			}
-			snprintf(path, sizeof(path), "%s/%s/type", pm_evt_sysfs(), name);
-			if (pm_evt_read_u64_file(path, &type) || type > UINT32_MAX) {
-				pm_seterr(err, errlen, "cannot read the type of PMU '%s' (%s)", name,
-				       path);
-				return -EINVAL;
-			}
-			tc.pmu = name;
-			rc = parse_terms(&tc, terms, err, errlen);
-			if (rc)
-				return rc;
-			out->type = (uint32_t)type;
-			out->config = tc.cfg[0];
-			out->config1 = tc.cfg[1];
-			out->config2 = tc.cfg[2];
-			out->kind = PM_EVT_PMU;
-			snprintf(out->name, sizeof(out->name), "%.*s", (int)(last + 1 - text),
-				 text);
-		} else if (core_pmu_name(name)) {
-			/*
-			 * the CPU's own PMU, absent here (a VM without one): a
-			 * hardware event that falls back to cpu-clock as the
-			 * others do; its terms cannot be checked without formats,
-			 * only their spelling (the text becomes the event's name)
-			 */
-			for (size_t i = 0; terms[i]; i++)
-				if (!isalnum((unsigned char)terms[i]) && !strchr("_=,.-", terms[i])) {
-					pm_seterr(err, errlen, "bad term in '%s' (expected PMU/term=value,.../)",
-						  text);
-					return -EINVAL;
-				}
-			out->kind = PM_EVT_PMU;
-			out->type = PERF_TYPE_HARDWARE;
-			out->absent = true;
-			snprintf(out->name, sizeof(out->name), "%.*s", (int)(last + 1 - text),
-				 text);
+/*
+ * NAME/terms/[mods], @slash its first '/': a PMU of sysfs, the CPU's own
+ * PMU where it is absent, or a named event with per-event terms (period,
+ * freq).  Sets *@modstr to the modifiers, if any.
+ */
+static int parse_slash_form(const char *text, const char *slash, struct terms_ctx *tc,
+			    struct pm_evt_spec *out, const char **modstr, char *err, size_t errlen)
+{
+	const char *last = strrchr(text, '/');
+	char name[NAME_MAX_LEN + 1], terms[512];
+	size_t nlen = (size_t)(slash - text), tl;
+	int rc;
+
+	if (last == slash) {
+		pm_seterr(err, errlen, "missing closing '/' in '%s' (expected NAME/terms/)", text);
+		return -EINVAL;
+	}
+	tl = (size_t)(last - slash - 1);
+	if (tl >= sizeof(terms)) {
+		pm_seterr(err, errlen, "terms too long in '%.40s...'", text);
+		return -EINVAL;
+	}
+	memcpy(terms, slash + 1, tl);
+	terms[tl] = 0;
+	if (last[1])
+		*modstr = last[1] == ':' ? last + 2 : last + 1;
+	rc = copy_name(text, nlen, name, err, errlen);
+	if (rc)
+		return rc;
+	if (!memchr(name, ':', nlen) && pm_evt_is_pmu(name, nlen))
+		return parse_sysfs_pmu(text, last, name, terms, tc, out, err, errlen);
+	if (core_pmu_name(name))
+		return parse_absent_core_pmu(text, last, terms, out, err, errlen);
+	rc = pm_evt_parse_named(name, text, out, err, errlen);
+	if (rc)
+		return rc;
+	return parse_terms(tc, terms, err, errlen);
+}
+
+/*
+ * NAME[:MODS] or SUBSYS:NAME[:MODS]: the first ':' ends the modifiers'
+ * event where what comes before it is an event other than a tracepoint,
+ * or where only modifier letters follow and no tracing subsystem has that
+ * name; else it separates a tracepoint's subsystem from its name.  Sets
+ * *@modstr to the modifiers, if any.
+ */
+static int parse_plain_form(const char *text, struct pm_evt_spec *out, const char **modstr,
+			    char *err, size_t errlen)
+{
+	const char *c1 = strchr(text, ':');
+	char name[NAME_MAX_LEN + 1];
+	size_t nlen = c1 ? (size_t)(c1 - text) : strlen(text);
+	int rc;
+
+	if (c1) {
+		/* "event:mods", or "subsystem:tracepoint[:mods]" */
+		char head[NAME_MAX_LEN + 1];
+		struct pm_evt_spec tmp;
+		const char *c2 = strchr(c1 + 1, ':');
+
+		if (nlen && nlen <= NAME_MAX_LEN) {
+			memcpy(head, text, nlen);
+			head[nlen] = 0;
 		} else {
-			rc = pm_evt_parse_named(name, text, out, err, errlen);
-			if (rc)
-				return rc;
-			rc = parse_terms(&tc, terms, err, errlen);
-			if (rc)
-				return rc;
+			head[0] = 0;
 		}
-	} else {
-		const char *c1 = strchr(text, ':');
-
-		nlen = c1 ? (size_t)(c1 - text) : strlen(text);
-		if (c1) {
-			/* "event:mods", or "subsystem:tracepoint[:mods]" */
-			char head[NAME_MAX_LEN + 1];
-			struct pm_evt_spec tmp;
-			const char *c2 = strchr(c1 + 1, ':');
-
-			if (nlen && nlen <= NAME_MAX_LEN) {
-				memcpy(head, text, nlen);
-				head[nlen] = 0;
-			} else {
-				head[0] = 0;
-			}
-			memset(&tmp, 0, sizeof(tmp));
-			if ((head[0] && pm_evt_parse_named(head, text, &tmp, NULL, 0) == 0 &&
-			     tmp.kind != PM_EVT_TRACEPOINT) ||
-			    (!c2 && all_mod_chars(c1 + 1) && !pm_evt_tp_subsystem(text, nlen))) {
-				modstr = c1 + 1;
-			} else {
-				nlen = c2 ? (size_t)(c2 - text) : strlen(text);
-				modstr = c2 ? c2 + 1 : NULL;
-			}
+		memset(&tmp, 0, sizeof(tmp));
+		if ((head[0] && pm_evt_parse_named(head, text, &tmp, NULL, 0) == 0 &&
+		     tmp.kind != PM_EVT_TRACEPOINT) ||
+		    (!c2 && all_mod_chars(c1 + 1) && !pm_evt_tp_subsystem(text, nlen))) {
+			*modstr = c1 + 1;
+		} else {
+			nlen = c2 ? (size_t)(c2 - text) : strlen(text);
+			*modstr = c2 ? c2 + 1 : NULL;
 		}
-		if (!nlen) {
-			pm_seterr(err, errlen, "empty event name in '%s'", text);
-			return -EINVAL;
-		}
-		if (nlen > NAME_MAX_LEN) {
-			pm_seterr(err, errlen, "event name too long: '%.*s...'", 32, text);
-			return -EINVAL;
-		}
-		memcpy(name, text, nlen);
-		name[nlen] = 0;
-		rc = pm_evt_parse_named(name, text, out, err, errlen);
-		if (rc)
-			return rc;
 	}
-	if (parse_mods(modstr, text, &md, err, errlen))
-		return -EINVAL;
-	out->period = tc.period;
-	out->freq = tc.freq;
-	if (tc.period && tc.freq) {
+	rc = copy_name(text, nlen, name, err, errlen);
+	if (rc)
+		return rc;
+	return pm_evt_parse_named(name, text, out, err, errlen);
+}
+
+/*
+ * What the modifiers @md and the terms' rate @tc make of a parsed event:
+ * its period or frequency (checked against the kernel's limit), whether
+ * it needs a PMU, and the modes it counts.
+ */
+static int apply_mods(const char *text, const struct terms_ctx *tc, const struct mods *md,
+		      struct pm_evt_spec *out, char *err, size_t errlen)
+{
+	out->period = tc->period;
+	out->freq = tc->freq;
+	if (tc->period && tc->freq) {
 		pm_seterr(err, errlen, "'%s': period and freq are exclusive", text);
 		return -EINVAL;
 	}
-	if (tc.freq) {
+	if (tc->freq) {
 		long max = pm_evt_max_sample_rate();
 
-		if (max > 0 && tc.freq > (uint64_t)max) {
+		if (max > 0 && tc->freq > (uint64_t)max) {
 			pm_seterr(err, errlen,
-			       "frequency %llu in '%s' is above kernel.perf_event_max_sample_rate=%ld",
-			       (unsigned long long)tc.freq, text, max);
+				  "frequency %llu in '%s' is above kernel.perf_event_max_sample_rate=%ld",
+				  (unsigned long long)tc->freq, text, max);
 			return -EINVAL;
 		}
 	}
@@ -485,8 +528,8 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 		 * kernel's): excluding it would drop every sample
 		 */
 		out->default_period = 1;
-		out->exclude_user = md.k && !md.u;
-		out->exclude_kernel = md.u && !md.k;
+		out->exclude_user = md->k && !md->u;
+		out->exclude_kernel = md->u && !md->k;
 	} else {
 		/*
 		 * No u/k: user and kernel, as perf counts them; where the kernel
@@ -494,19 +537,41 @@ static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size
 		 * the recording falls back to user mode with one warning, as perf
 		 * does (pm_evt_user_only()).  An explicit :u or :k stays as given.
 		 */
-		out->ukmods = md.u || md.k;
-		out->exclude_user = md.k && !md.u;
-		out->exclude_kernel = md.u && !md.k;
+		out->ukmods = md->u || md->k;
+		out->exclude_user = md->k && !md->u;
+		out->exclude_kernel = md->u && !md->k;
 	}
-	out->precise = md.precise;
-values:
-	if (pm_evt_is_clock(out)) {
-		snprintf(out->value_type, sizeof(out->value_type), "%s", clock_type(out));
-		snprintf(out->value_unit, sizeof(out->value_unit), "nanoseconds");
-	} else {
-		snprintf(out->value_type, sizeof(out->value_type), "%s", out->name);
-		snprintf(out->value_unit, sizeof(out->value_unit), "count");
+	out->precise = md->precise;
+	return 0;
+}
+
+static int parse_spec(const char *text, struct pm_evt_spec *out, char *err, size_t errlen)
+{
+	const char *slash = strchr(text, '/'), *modstr = NULL;
+	struct terms_ctx tc;
+	struct mods md;
+	int rc;
+
+	memset(&tc, 0, sizeof(tc));
+	tc.text = text;
+	if (!strncmp(text, "uprobe:", 7))
+		return parse_uprobe_spec(text, out, err, errlen);
+	if (!strncmp(text, "uretprobe:", 10)) {
+		pm_seterr(err, errlen, "cannot probe '%s': %s", text, pm_evt_retprobe_why);
+		return -EINVAL;
 	}
+	if (slash)
+		rc = parse_slash_form(text, slash, &tc, out, &modstr, err, errlen);
+	else
+		rc = parse_plain_form(text, out, &modstr, err, errlen);
+	if (rc)
+		return rc;
+	if (parse_mods(modstr, text, &md, err, errlen))
+		return -EINVAL;
+	rc = apply_mods(text, &tc, &md, out, err, errlen);
+	if (rc)
+		return rc;
+	set_values(out);
 	return 0;
 }
 

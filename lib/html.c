@@ -418,35 +418,21 @@ static void header_lines(struct sb *b, const struct pm_profile *p, long vi, cons
 static const double fractions[] = { 0, 1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4,
 				    1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 1e-1 };
 
-int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
-		   const struct pm_html_opts *o, char **out, size_t *outlen, char *err,
-		   size_t errlen)
+/*
+ * The tree of @p, and with @base, the base's values in bself: each base
+ * type goes to the profile's type of that name (*@bmapp[k], -1 for none).
+ * 0, or -EINVAL when the base has none of the profile's types.
+ */
+static int tree_build(struct tree *t, const struct pm_profile *p, const struct pm_profile *base,
+		      long **bmapp, char *err, size_t errlen)
 {
-	struct tree t;
 	size_t nt = pm_prof_nsample_types(p), nbt = base ? pm_prof_nsample_types(base) : 0;
-	size_t i, k, nkept, nmatched = 0;
-	long vi = o->value_index, *map, *bmap;
-	int64_t *tot, *btot = NULL, *scale, *pself, *pbself;
-	uint32_t *newid, *ppar, *fmap;
-	size_t nfw = 0;
-	size_t npp = 0;
-	double f = o->node_fraction;
-	bool *keep;
-	struct sb b = { 0 };
+	size_t k, nmatched = 0;
+	long *map, *bmap;
 
-	if (!nt) {
-		pm_seterr(err, errlen, "the profile has no sample types");
-		return -EINVAL;
-	}
-	if (vi < 0)
-		vi = (long)pm_prof_default_type(p);
-	if ((size_t)vi >= nt) {
-		pm_seterr(err, errlen, "no sample type %ld in the profile", vi);
-		return -EINVAL;
-	}
-	memset(&t, 0, sizeof(t));
-	t.nt = nt;
-	t.seed = pm_hash_seed();
+	memset(t, 0, sizeof(*t));
+	t->nt = nt;
+	t->seed = pm_hash_seed();
 	map = xcalloc(nt, sizeof(*map));
 	bmap = xcalloc(nbt + 1, sizeof(*bmap));
 	for (k = 0; k < nt; k++)
@@ -461,203 +447,334 @@ int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
 		free(bmap);
 		return -EINVAL;
 	}
-	t.has_base = base != NULL;
-	new_node(&t, UINT32_MAX, UINT32_MAX); /* the root */
-	add_profile(&t, p, map, nt, false);
+	t->has_base = base != NULL;
+	new_node(t, UINT32_MAX, UINT32_MAX); /* the root */
+	add_profile(t, p, map, nt, false);
 	if (base)
-		add_profile(&t, base, bmap, nbt, true);
+		add_profile(t, base, bmap, nbt, true);
+	free(map);
+	*bmapp = bmap;
+	return 0;
+}
 
-	/* prune */
-	tot = totals(&t, t.self);
-	if (base)
-		btot = totals(&t, t.bself);
-	keep = xcalloc(t.n, sizeof(*keep));
+static void tree_free(struct tree *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nfr; i++)
+		free(t->fr[i].name);
+	free(t->fr);
+	pm_hidx_free(&t->fidx);
+	pm_hidx_free(&t->nidx);
+	free(t->parent);
+	free(t->frame);
+	free(t->self);
+	free(t->bself);
+}
+
+/* The tree as the page shows it: the nodes kept, and the "[pruned]" ones in place of the rest. */
+struct pruned {
+	/* the node fraction under which nodes were pruned */
+	double f;
+	/* each node's total, and its base's (NULL: no base) */
+	int64_t *tot, *btot;
+	bool *keep;
+	size_t nkept;
+	/* a kept node's id in the page, in the tree's order */
+	uint32_t *newid;
+	/* [pruned] nodes, one per parent that lost a child: the new id of each one's parent */
+	size_t npp;
+	uint32_t *ppar;
+	/* their values, nt per node */
+	int64_t *pself, *pbself;
+	/* per type, what every value written is a multiple of */
+	int64_t *scale;
+};
+
+/*
+ * Mark the nodes kept at the fraction @f; with @f below 0, at the least of
+ * fractions[] that keeps at most PM_HTML_MAX_NODES (the last if none does).
+ */
+static void prune(const struct tree *t, double f, struct pruned *pr)
+{
+	size_t i;
+
+	pr->tot = totals(t, t->self);
+	pr->btot = t->has_base ? totals(t, t->bself) : NULL;
+	pr->keep = xcalloc(t->n, sizeof(*pr->keep));
 	if (f < 0) {
 		for (i = 0; i < PM_ARRAY_SIZE(fractions); i++) {
 			f = fractions[i];
-			if (mark(&t, tot, btot, f, keep) <= PM_HTML_MAX_NODES)
+			if (mark(t, pr->tot, pr->btot, f, pr->keep) <= PM_HTML_MAX_NODES)
 				break;
 		}
 	}
-	nkept = mark(&t, tot, btot, f, keep);
+	pr->f = f;
+	pr->nkept = mark(t, pr->tot, pr->btot, f, pr->keep);
+}
 
-	/* kept nodes renumbered in order; one "[pruned]" child per parent that lost any */
-	newid = xcalloc(t.n, sizeof(*newid));
-	ppar = xcalloc(t.n, sizeof(*ppar));          /* new id of the parent of pruned node j */
-	pself = xcalloc(t.n * nt, sizeof(*pself)); /* their values */
-	pbself = xcalloc(t.n * nt, sizeof(*pbself));
-	{
-		uint32_t *pidx = xcalloc(t.n, sizeof(*pidx)); /* parent's [pruned] + 1 */
-		size_t nn = 0;
+/*
+ * Kept nodes renumbered in order; one "[pruned]" child per parent that
+ * lost any, holding the totals of the children it lost.
+ */
+static void merge_pruned(const struct tree *t, struct pruned *pr)
+{
+	size_t nt = t->nt, nn = 0, i, k;
+	uint32_t *pidx = xcalloc(t->n, sizeof(*pidx)); /* parent's [pruned] + 1 */
 
-		for (i = 0; i < t.n; i++) {
-			size_t par = i ? t.parent[i] : 0, q;
+	pr->newid = xcalloc(t->n, sizeof(*pr->newid));
+	pr->ppar = xcalloc(t->n, sizeof(*pr->ppar));
+	pr->pself = xcalloc(t->n * nt, sizeof(*pr->pself));
+	pr->pbself = xcalloc(t->n * nt, sizeof(*pr->pbself));
+	for (i = 0; i < t->n; i++) {
+		size_t par = i ? t->parent[i] : 0, q;
 
-			if (keep[i]) {
-				newid[i] = (uint32_t)nn++;
-				continue;
-			}
-			if (!keep[par])
-				continue;
-			if (!pidx[par]) {
-				ppar[npp] = newid[par];
-				pidx[par] = (uint32_t)++npp;
-			}
-			q = pidx[par] - 1;
-			for (k = 0; k < nt; k++) {
-				pself[q * nt + k] = add_sat(pself[q * nt + k], tot[i * nt + k]);
-				if (btot)
-					pbself[q * nt + k] =
-						add_sat(pbself[q * nt + k], btot[i * nt + k]);
-			}
+		if (pr->keep[i]) {
+			pr->newid[i] = (uint32_t)nn++;
+			continue;
 		}
-		free(pidx);
+		if (!pr->keep[par])
+			continue;
+		if (!pidx[par]) {
+			pr->ppar[pr->npp] = pr->newid[par];
+			pidx[par] = (uint32_t)++pr->npp;
+		}
+		q = pidx[par] - 1;
+		for (k = 0; k < nt; k++) {
+			pr->pself[q * nt + k] = add_sat(pr->pself[q * nt + k], pr->tot[i * nt + k]);
+			if (pr->btot)
+				pr->pbself[q * nt + k] = add_sat(pr->pbself[q * nt + k],
+								 pr->btot[i * nt + k]);
+		}
 	}
+	free(pidx);
+}
 
-	/* per type, the gcd of the values written: periods make them multiples */
-	scale = xcalloc(nt, sizeof(*scale));
-	for (i = 0; i < t.n; i++)
-		for (k = 0; keep[i] && k < nt; k++) {
-			scale[k] = gcd(scale[k], t.self[i * nt + k]);
-			if (base)
-				scale[k] = gcd(scale[k], t.bself[i * nt + k]);
+/* Per type, the gcd of the values written: periods make them multiples. */
+static void type_scales(const struct tree *t, struct pruned *pr)
+{
+	size_t nt = t->nt, i, k;
+
+	pr->scale = xcalloc(nt, sizeof(*pr->scale));
+	for (i = 0; i < t->n; i++)
+		for (k = 0; pr->keep[i] && k < nt; k++) {
+			pr->scale[k] = gcd(pr->scale[k], t->self[i * nt + k]);
+			if (t->has_base)
+				pr->scale[k] = gcd(pr->scale[k], t->bself[i * nt + k]);
 		}
-	for (i = 0; i < npp; i++)
+	for (i = 0; i < pr->npp; i++)
 		for (k = 0; k < nt; k++)
-			scale[k] = gcd(gcd(scale[k], pself[i * nt + k]), pbself[i * nt + k]);
+			pr->scale[k] = gcd(gcd(pr->scale[k], pr->pself[i * nt + k]),
+					   pr->pbself[i * nt + k]);
+}
 
-	/* ---- the page ---- */
-	sb_str(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-		   "<meta name=\"generator\" content=\"pmuprof\">\n<title>");
-	sb_text(&b, base ? "pmuprof diff: " : "pmuprof: ");
-	sb_text(&b, o->title ? o->title : "profile");
-	sb_str(&b, "</title>\n<style>\n");
-	sb_str(&b, pm_flame_css);
-	sb_str(&b, "</style></head>\n<body>\n"
-		   "<noscript>This flame graph needs JavaScript.</noscript>\n"
-		   "<script type=\"application/json\" id=\"pmdata\">\n{");
-	sb_str(&b, "\"title\":");
-	sb_json(&b, o->title ? o->title : "");
-	sb_printf(&b, ",\"def\":%ld,\"types\":[", vi);
-	for (k = 0; k < nt; k++) {
+static void pruned_free(struct pruned *pr)
+{
+	free(pr->tot);
+	free(pr->btot);
+	free(pr->keep);
+	free(pr->newid);
+	free(pr->ppar);
+	free(pr->pself);
+	free(pr->pbself);
+	free(pr->scale);
+}
+
+/* The page up to its data, and the data's title, sample types, headers and pruning. */
+static void write_head(struct sb *b, const struct pm_profile *p, bool diff,
+		       const struct pm_html_opts *o, long vi, const struct tree *t,
+		       const struct pruned *pr)
+{
+	size_t k;
+
+	sb_str(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+		  "<meta name=\"generator\" content=\"pmuprof\">\n<title>");
+	sb_text(b, diff ? "pmuprof diff: " : "pmuprof: ");
+	sb_text(b, o->title ? o->title : "profile");
+	sb_str(b, "</title>\n<style>\n");
+	sb_str(b, pm_flame_css);
+	sb_str(b, "</style></head>\n<body>\n"
+		  "<noscript>This flame graph needs JavaScript.</noscript>\n"
+		  "<script type=\"application/json\" id=\"pmdata\">\n{");
+	sb_str(b, "\"title\":");
+	sb_json(b, o->title ? o->title : "");
+	sb_printf(b, ",\"def\":%ld,\"types\":[", vi);
+	for (k = 0; k < t->nt; k++) {
 		const struct pm_prof_vtype *ty = pm_prof_sample_type(p, k);
 
-		sb_str(&b, k ? ",{\"type\":" : "{\"type\":");
-		sb_json(&b, ty->type);
-		sb_str(&b, ",\"unit\":");
-		sb_json(&b, ty->unit);
-		sb_printf(&b, ",\"scale\":%" PRId64 "}", scale[k] ? scale[k] : 1);
+		sb_str(b, k ? ",{\"type\":" : "{\"type\":");
+		sb_json(b, ty->type);
+		sb_str(b, ",\"unit\":");
+		sb_json(b, ty->unit);
+		sb_printf(b, ",\"scale\":%" PRId64 "}", pr->scale[k] ? pr->scale[k] : 1);
 	}
-	sb_str(&b, "],\"header\":[");
-	for (k = 0; k < nt; k++) {
+	sb_str(b, "],\"header\":[");
+	for (k = 0; k < t->nt; k++) {
 		if (k)
-			sb_str(&b, ",");
-		header_lines(&b, p, (long)k, o->title);
+			sb_str(b, ",");
+		header_lines(b, p, (long)k, o->title);
 	}
-	sb_str(&b, "]");
-	sb_printf(&b, ",\"prune\":{\"fraction\":%g,\"nodes\":%zu,\"kept\":%zu,\"pruned\":%zu,"
-		      "\"auto\":%s,\"max\":%d,\"frames\":%zu}",
-		  f, t.n, nkept, t.n - nkept, o->node_fraction < 0 ? "true" : "false",
-		  PM_HTML_MAX_NODES, npp);
-	/* frames of the nodes kept, renumbered: [name, file, line, kind] */
-	fmap = xcalloc(t.nfr + 1, sizeof(*fmap)); /* new id + 1 */
-	for (i = 1; i < t.n; i++)
-		if (keep[i] && !fmap[t.frame[i]])
-			fmap[t.frame[i]] = 1;
-	sb_str(&b, ",\"frames\":[");
-	for (i = 0; i < t.nfr; i++) {
+	sb_str(b, "]");
+	sb_printf(b,
+		  ",\"prune\":{\"fraction\":%g,\"nodes\":%zu,\"kept\":%zu,\"pruned\":%zu,"
+		  "\"auto\":%s,\"max\":%d,\"frames\":%zu}",
+		  pr->f, t->n, pr->nkept, t->n - pr->nkept, o->node_fraction < 0 ? "true" : "false",
+		  PM_HTML_MAX_NODES, pr->npp);
+}
+
+/*
+ * The frames of the nodes kept, renumbered: [name, file, line, kind], and
+ * the [pruned] frame last.  Returns the new id + 1 of each frame (0: not
+ * written); *@nfw: how many were written before [pruned].
+ */
+static uint32_t *write_frames(struct sb *b, const struct tree *t, const struct pruned *pr,
+			      size_t *nfw)
+{
+	uint32_t *fmap = xcalloc(t->nfr + 1, sizeof(*fmap));
+	size_t i, n = 0;
+
+	for (i = 1; i < t->n; i++)
+		if (pr->keep[i] && !fmap[t->frame[i]])
+			fmap[t->frame[i]] = 1;
+	sb_str(b, ",\"frames\":[");
+	for (i = 0; i < t->nfr; i++) {
 		if (!fmap[i])
 			continue;
-		fmap[i] = (uint32_t)++nfw;
-		sb_str(&b, nfw > 1 ? ",[" : "[");
-		sb_json(&b, t.fr[i].name);
-		sb_str(&b, ",");
-		sb_json(&b, t.fr[i].file ? t.fr[i].file : "");
-		sb_printf(&b, ",%" PRId64 ",%d]", t.fr[i].line, t.fr[i].kind);
+		fmap[i] = (uint32_t)++n;
+		sb_str(b, n > 1 ? ",[" : "[");
+		sb_json(b, t->fr[i].name);
+		sb_str(b, ",");
+		sb_json(b, t->fr[i].file ? t->fr[i].file : "");
+		sb_printf(b, ",%" PRId64 ",%d]", t->fr[i].line, t->fr[i].kind);
 	}
-	/* the [pruned] frame */
-	sb_printf(&b, "%s[\"[pruned]\",\"\",0,%d]]", nfw ? "," : "", K_OTHER);
-	/*
-	 * nodes, in an order where parents come first: "up" (the distance back
-	 * to the parent; the root's 0), frame, self values divided by scale per
-	 * type, or the index of an earlier type whose values are the same
-	 */
-	sb_str(&b, ",\"up\":[0");
-	for (i = 1; i < t.n; i++)
-		if (keep[i])
-			sb_printf(&b, ",%" PRIu32, newid[i] - newid[t.parent[i]]);
-	for (i = 0; i < npp; i++)
-		sb_printf(&b, ",%zu", nkept + i - ppar[i]);
-	sb_str(&b, "],\"frame\":[-1");
-	for (i = 1; i < t.n; i++)
-		if (keep[i])
-			sb_printf(&b, ",%" PRIu32, fmap[t.frame[i]] - 1);
-	for (i = 0; i < npp; i++)
-		sb_printf(&b, ",%zu", nfw);
-	for (int which = 0; which < (base ? 2 : 1); which++) {
-		const int64_t *sv = which ? t.bself : t.self, *pv = which ? pbself : pself;
+	sb_printf(b, "%s[\"[pruned]\",\"\",0,%d]]", n ? "," : "", K_OTHER);
+	*nfw = n;
+	return fmap;
+}
 
-		sb_str(&b, which ? "],\"bself\":[" : "],\"self\":[");
+/*
+ * Nodes, in an order where parents come first: "up" (the distance back to
+ * the parent; the root's 0) and frame; the kept nodes, then the [pruned].
+ */
+static void write_nodes(struct sb *b, const struct tree *t, const struct pruned *pr,
+			const uint32_t *fmap, size_t nfw)
+{
+	size_t i;
+
+	sb_str(b, ",\"up\":[0");
+	for (i = 1; i < t->n; i++)
+		if (pr->keep[i])
+			sb_printf(b, ",%" PRIu32, pr->newid[i] - pr->newid[t->parent[i]]);
+	for (i = 0; i < pr->npp; i++)
+		sb_printf(b, ",%zu", pr->nkept + i - pr->ppar[i]);
+	sb_str(b, "],\"frame\":[-1");
+	for (i = 1; i < t->n; i++)
+		if (pr->keep[i])
+			sb_printf(b, ",%" PRIu32, fmap[t->frame[i]] - 1);
+	for (i = 0; i < pr->npp; i++)
+		sb_printf(b, ",%zu", nfw);
+}
+
+/*
+ * The nodes' self values (and the base's, bself) divided by scale per
+ * type, or the index of an earlier type whose values are the same.
+ */
+static void write_values(struct sb *b, const struct tree *t, const struct pruned *pr)
+{
+	size_t nt = t->nt, i, k;
+
+	for (int which = 0; which < (t->has_base ? 2 : 1); which++) {
+		const int64_t *sv = which ? t->bself : t->self,
+			      *pv = which ? pr->pbself : pr->pself;
+
+		sb_str(b, which ? "],\"bself\":[" : "],\"self\":[");
 		for (k = 0; k < nt; k++) {
-			long same = same_values(&t, sv, pv, npp, keep, scale, k);
+			long same = same_values(t, sv, pv, pr->npp, pr->keep, pr->scale, k);
+			int64_t sc = pr->scale[k] ? pr->scale[k] : 1;
 			bool first = true;
 
 			if (k)
-				sb_str(&b, ",");
+				sb_str(b, ",");
 			if (same >= 0) {
-				sb_printf(&b, "%ld", same);
+				sb_printf(b, "%ld", same);
 				continue;
 			}
-			sb_str(&b, "[");
-			for (i = 0; i < t.n; i++) {
-				if (!keep[i])
+			sb_str(b, "[");
+			for (i = 0; i < t->n; i++) {
+				if (!pr->keep[i])
 					continue;
-				sb_printf(&b, first ? "%" PRId64 : ",%" PRId64,
-					  sv[i * nt + k] / (scale[k] ? scale[k] : 1));
+				sb_printf(b, first ? "%" PRId64 : ",%" PRId64, sv[i * nt + k] / sc);
 				first = false;
 			}
-			for (i = 0; i < npp; i++)
-				sb_printf(&b, ",%" PRId64, pv[i * nt + k] / (scale[k] ? scale[k] : 1));
-			sb_str(&b, "]");
+			for (i = 0; i < pr->npp; i++)
+				sb_printf(b, ",%" PRId64, pv[i * nt + k] / sc);
+			sb_str(b, "]");
 		}
 	}
-	sb_str(&b, "]");
-	if (base) {
-		sb_str(&b, ",\"base\":{\"title\":");
-		sb_json(&b, o->base_title ? o->base_title : "");
-		sb_str(&b, ",\"has\":[");
-		for (k = 0; k < nt; k++) {
-			bool has = false;
+	sb_str(b, "]");
+}
 
-			for (i = 0; i < nbt; i++)
-				has = has || bmap[i] == (long)k;
-			sb_str(&b, k ? (has ? ",1" : ",0") : (has ? "1" : "0"));
-		}
-		sb_str(&b, "]}");
+/* The base's title, and per type whether the base has it (@bmap: its types' in the profile). */
+static void write_base(struct sb *b, const struct pm_html_opts *o, size_t nt, const long *bmap,
+		       size_t nbt)
+{
+	size_t i, k;
+
+	sb_str(b, ",\"base\":{\"title\":");
+	sb_json(b, o->base_title ? o->base_title : "");
+	sb_str(b, ",\"has\":[");
+	for (k = 0; k < nt; k++) {
+		bool has = false;
+
+		for (i = 0; i < nbt; i++)
+			has = has || bmap[i] == (long)k;
+		sb_str(b, k ? (has ? ",1" : ",0") : (has ? "1" : "0"));
 	}
+	sb_str(b, "]}");
+}
+
+int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
+		   const struct pm_html_opts *o, char **out, size_t *outlen, char *err,
+		   size_t errlen)
+{
+	struct tree t;
+	struct pruned pr = { 0 };
+	size_t nt = pm_prof_nsample_types(p), nfw = 0;
+	long vi = o->value_index, *bmap;
+	uint32_t *fmap;
+	struct sb b = { 0 };
+	int rc;
+
+	if (!nt) {
+		pm_seterr(err, errlen, "the profile has no sample types");
+		return -EINVAL;
+	}
+	if (vi < 0)
+		vi = (long)pm_prof_default_type(p);
+	if ((size_t)vi >= nt) {
+		pm_seterr(err, errlen, "no sample type %ld in the profile", vi);
+		return -EINVAL;
+	}
+	rc = tree_build(&t, p, base, &bmap, err, errlen);
+	if (rc)
+		return rc;
+	prune(&t, o->node_fraction, &pr);
+	merge_pruned(&t, &pr);
+	type_scales(&t, &pr);
+
+	write_head(&b, p, base != NULL, o, vi, &t, &pr);
+	fmap = write_frames(&b, &t, &pr, &nfw);
+	write_nodes(&b, &t, &pr, fmap, nfw);
+	write_values(&b, &t, &pr);
+	if (base)
+		write_base(&b, o, nt, bmap, pm_prof_nsample_types(base));
 	sb_str(&b, "}\n</script>\n<script>\n");
 	sb_str(&b, pm_flame_js);
 	sb_str(&b, "</script>\n</body></html>\n");
 
-	for (i = 0; i < t.nfr; i++)
-		free(t.fr[i].name);
-	free(t.fr);
-	pm_hidx_free(&t.fidx);
-	pm_hidx_free(&t.nidx);
-	free(t.parent);
-	free(t.frame);
-	free(t.self);
-	free(t.bself);
-	free(tot);
-	free(btot);
-	free(keep);
-	free(newid);
-	free(ppar);
-	free(pself);
-	free(pbself);
-	free(scale);
+	tree_free(&t);
+	pruned_free(&pr);
 	free(fmap);
-	free(map);
 	free(bmap);
 	*out = b.s;
 	*outlen = b.len;

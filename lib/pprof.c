@@ -114,23 +114,14 @@ struct pbbuild {
 	int64_t *comments;
 };
 
-static void pb_build(struct pbbuild *b, const struct pm_profile *p)
+/*
+ * pb_build()'s parts, called in the order of the string table: each
+ * st_idx() of a new string appends it, so the order of these calls is the
+ * order of the file's strings (the same profile, the same bytes).
+ */
+static void pb_sample_types(struct pbbuild *b, const struct pm_profile *p)
 {
-	size_t nt = pm_prof_nsample_types(p), ns = pm_prof_nsamples(p);
-	size_t nm = pm_prof_nmappings(p), nl = pm_prof_nlocs(p), nf = pm_prof_nfuncs(p);
-	size_t nc = pm_prof_ncomments(p), nlab = 0, nlines = 0, i, j, k;
-	const struct pm_prof_vtype *pt;
-	PbProfile *m = &b->msg;
-
-	memset(b, 0, sizeof(*b));
-	perftools__profiles__profile__init(m);
-	PM_GROW(b->st.v, b->st.cap, 1);
-	b->st.v[b->st.n++] = ""; /* string_table[0]; st_idx() maps every "" to it */
-
-	for (i = 0; i < ns; i++)
-		nlab += pm_prof_sample_at(p, i)->nlabels;
-	for (i = 0; i < nl; i++)
-		nlines += pm_prof_loc_at(p, i)->nlines;
+	size_t nt = pm_prof_nsample_types(p), i;
 
 	b->vt = xcalloc(nt, sizeof(*b->vt));
 	b->vtp = xcalloc(nt, sizeof(*b->vtp));
@@ -142,9 +133,17 @@ static void pb_build(struct pbbuild *b, const struct pm_profile *p)
 		b->vt[i].unit = st_idx(&b->st, t->unit);
 		b->vtp[i] = &b->vt[i];
 	}
-	m->n_sample_type = nt;
-	m->sample_type = b->vtp;
+	b->msg.n_sample_type = nt;
+	b->msg.sample_type = b->vtp;
+}
 
+/* The samples: values and stacks point into the profile's arrays; labels in one array. */
+static void pb_samples(struct pbbuild *b, const struct pm_profile *p)
+{
+	size_t nt = pm_prof_nsample_types(p), ns = pm_prof_nsamples(p), nlab = 0, i, j, k;
+
+	for (i = 0; i < ns; i++)
+		nlab += pm_prof_sample_at(p, i)->nlabels;
 	b->smp = xcalloc(ns, sizeof(*b->smp));
 	b->smpp = xcalloc(ns, sizeof(*b->smpp));
 	b->lab = xcalloc(nlab, sizeof(*b->lab));
@@ -176,8 +175,13 @@ static void pb_build(struct pbbuild *b, const struct pm_profile *p)
 		}
 		b->smpp[i] = o;
 	}
-	m->n_sample = ns;
-	m->sample = b->smpp;
+	b->msg.n_sample = ns;
+	b->msg.sample = b->smpp;
+}
+
+static void pb_mappings(struct pbbuild *b, const struct pm_profile *p)
+{
+	size_t nm = pm_prof_nmappings(p), i;
 
 	b->map = xcalloc(nm, sizeof(*b->map));
 	b->mapp = xcalloc(nm, sizeof(*b->mapp));
@@ -198,9 +202,17 @@ static void pb_build(struct pbbuild *b, const struct pm_profile *p)
 		o->has_inline_frames = mp->has_inline;
 		b->mapp[i] = o;
 	}
-	m->n_mapping = nm;
-	m->mapping = b->mapp;
+	b->msg.n_mapping = nm;
+	b->msg.mapping = b->mapp;
+}
 
+/* The locations, their lines in one array. */
+static void pb_locations(struct pbbuild *b, const struct pm_profile *p)
+{
+	size_t nl = pm_prof_nlocs(p), nlines = 0, i, j, k;
+
+	for (i = 0; i < nl; i++)
+		nlines += pm_prof_loc_at(p, i)->nlines;
 	b->loc = xcalloc(nl, sizeof(*b->loc));
 	b->locp = xcalloc(nl, sizeof(*b->locp));
 	b->line = xcalloc(nlines, sizeof(*b->line));
@@ -223,8 +235,13 @@ static void pb_build(struct pbbuild *b, const struct pm_profile *p)
 		}
 		b->locp[i] = o;
 	}
-	m->n_location = nl;
-	m->location = b->locp;
+	b->msg.n_location = nl;
+	b->msg.location = b->locp;
+}
+
+static void pb_functions(struct pbbuild *b, const struct pm_profile *p)
+{
+	size_t nf = pm_prof_nfuncs(p), i;
 
 	b->fn = xcalloc(nf, sizeof(*b->fn));
 	b->fnp = xcalloc(nf, sizeof(*b->fnp));
@@ -240,8 +257,16 @@ static void pb_build(struct pbbuild *b, const struct pm_profile *p)
 		o->start_line = f->start_line;
 		b->fnp[i] = o;
 	}
-	m->n_function = nf;
-	m->function = b->fnp;
+	b->msg.n_function = nf;
+	b->msg.function = b->fnp;
+}
+
+/* Time, period, comments and the default sample type. */
+static void pb_trailer(struct pbbuild *b, const struct pm_profile *p)
+{
+	size_t nc = pm_prof_ncomments(p), i;
+	const struct pm_prof_vtype *pt;
+	PbProfile *m = &b->msg;
 
 	m->time_nanos = pm_prof_time(p);
 	m->duration_nanos = pm_prof_duration(p);
@@ -258,12 +283,27 @@ static void pb_build(struct pbbuild *b, const struct pm_profile *p)
 		b->comments[i] = st_idx(&b->st, pm_prof_comment(p, i));
 	m->n_comment = nc;
 	m->comment = b->comments;
-	if (nt)
+	if (pm_prof_nsample_types(p))
 		m->default_sample_type =
 			st_idx(&b->st, pm_prof_sample_type(p, pm_prof_default_type(p))->type);
+}
 
-	m->n_string_table = b->st.n;
-	m->string_table = (char **)b->st.v;
+static void pb_build(struct pbbuild *b, const struct pm_profile *p)
+{
+	memset(b, 0, sizeof(*b));
+	perftools__profiles__profile__init(&b->msg);
+	PM_GROW(b->st.v, b->st.cap, 1);
+	b->st.v[b->st.n++] = ""; /* string_table[0]; st_idx() maps every "" to it */
+
+	pb_sample_types(b, p);
+	pb_samples(b, p);
+	pb_mappings(b, p);
+	pb_locations(b, p);
+	pb_functions(b, p);
+	pb_trailer(b, p);
+
+	b->msg.n_string_table = b->st.n;
+	b->msg.string_table = (char **)b->st.v;
 }
 
 static void pb_release(struct pbbuild *b)
@@ -553,10 +593,13 @@ static uint64_t idmap_get(const struct idmap *m, uint64_t key)
 	return 0;
 }
 
+/* One conversion: the message read, where its error goes, and what it builds. */
 struct conv {
 	const PbProfile *m;
 	char *err;
 	size_t errlen;
+	struct pm_profile *p;
+	struct idmap maps, funcs, locs; /* the file's ids -> the profile's */
 };
 
 /* The string at @idx, or NULL with the error set naming the subject. */
@@ -589,23 +632,20 @@ static const char *str_of(struct conv *c, int64_t idx, const char *fmt, ...)
 		goto bad;                                                 \
 	} while (0)
 
-static int convert(struct conv *c, struct pm_profile **out)
+/*
+ * convert()'s parts, in the order the file is checked (the first fault
+ * found is the one reported).  Each returns 0, or -EINVAL with the error
+ * set; what it allocated itself it frees on both paths, the profile and
+ * the id maps are convert()'s.
+ */
+
+/* The string table, sample and period types, time, comments and the other strings. */
+static int conv_header(struct conv *c)
 {
 	const PbProfile *m = c->m;
-	struct pm_profile *p = pm_prof_new();
-	struct idmap maps, funcs, locs;
-	struct pm_prof_line *lines = NULL;
-	size_t capl = 0, i, j;
-	uint64_t *stack = NULL;
-	size_t caps = 0;
-	struct pm_prof_label *labels = NULL;
-	size_t caplab = 0;
-	int64_t *values = NULL;
+	struct pm_profile *p = c->p;
 	const char *str;
-
-	idmap_init(&maps, m->n_mapping);
-	idmap_init(&funcs, m->n_function);
-	idmap_init(&locs, m->n_location);
+	size_t i;
 
 	if (!m->n_string_table)
 		BAD("the string table is empty");
@@ -650,6 +690,15 @@ static int convert(struct conv *c, struct pm_profile **out)
 	S(str, m->drop_frames, "drop_frames");
 	S(str, m->keep_frames, "keep_frames");
 	S(str, m->doc_url, "doc_url");
+	return 0;
+bad:
+	return -EINVAL;
+}
+
+static int conv_mappings(struct conv *c)
+{
+	const PbProfile *m = c->m;
+	size_t i;
 
 	for (i = 0; i < m->n_mapping; i++) {
 		const PbMapping *mp = m->mapping[i];
@@ -660,13 +709,22 @@ static int convert(struct conv *c, struct pm_profile **out)
 			BAD("mapping[%zu] has id 0", i);
 		S(file, mp->filename, "the file name of mapping %llu", (unsigned long long)mp->id);
 		S(bid, mp->build_id, "the build id of mapping %llu", (unsigned long long)mp->id);
-		id = pm_prof_mapping(p, mp->memory_start, mp->memory_limit, mp->file_offset, file,
-				     bid);
-		if (!idmap_put(&maps, mp->id, id))
+		id = pm_prof_mapping(c->p, mp->memory_start, mp->memory_limit, mp->file_offset,
+				     file, bid);
+		if (!idmap_put(&c->maps, mp->id, id))
 			BAD("two mappings have id %llu", (unsigned long long)mp->id);
-		pm_prof_mapping_flags(p, id, mp->has_functions, mp->has_filenames,
+		pm_prof_mapping_flags(c->p, id, mp->has_functions, mp->has_filenames,
 				      mp->has_line_numbers, mp->has_inline_frames);
 	}
+	return 0;
+bad:
+	return -EINVAL;
+}
+
+static int conv_functions(struct conv *c)
+{
+	const PbProfile *m = c->m;
+	size_t i;
 
 	for (i = 0; i < m->n_function; i++) {
 		const PbFunction *f = m->function[i];
@@ -678,9 +736,21 @@ static int convert(struct conv *c, struct pm_profile **out)
 		S(name, f->name, "the name of function %llu", fid);
 		S(sys, f->system_name, "the system name of function %llu", fid);
 		S(file, f->filename, "the file name of function %llu", fid);
-		if (!idmap_put(&funcs, f->id, pm_prof_func(p, name, sys, file, f->start_line)))
+		if (!idmap_put(&c->funcs, f->id,
+			       pm_prof_func(c->p, name, sys, file, f->start_line)))
 			BAD("two functions have id %llu", fid);
 	}
+	return 0;
+bad:
+	return -EINVAL;
+}
+
+/* The locations, after the mappings and functions they name. */
+static int conv_locations(struct conv *c)
+{
+	const PbProfile *m = c->m;
+	struct pm_prof_line *lines = NULL;
+	size_t capl = 0, i, j;
 
 	for (i = 0; i < m->n_location; i++) {
 		const PbLocation *l = m->location[i];
@@ -690,7 +760,7 @@ static int convert(struct conv *c, struct pm_profile **out)
 		if (!l->id)
 			BAD("location[%zu] has id 0", i);
 		if (l->mapping_id) {
-			mid = idmap_get(&maps, l->mapping_id);
+			mid = idmap_get(&c->maps, l->mapping_id);
 			if (!mid)
 				BAD("location %llu has no mapping %llu", lid,
 				    (unsigned long long)l->mapping_id);
@@ -699,15 +769,57 @@ static int convert(struct conv *c, struct pm_profile **out)
 		for (j = 0; j < l->n_line; j++) {
 			const PbLine *ln = l->line[j];
 
-			lines[j].func_id = idmap_get(&funcs, ln->function_id);
+			lines[j].func_id = idmap_get(&c->funcs, ln->function_id);
 			if (!lines[j].func_id)
 				BAD("location %llu has no function %llu", lid,
 				    (unsigned long long)ln->function_id);
 			lines[j].line = ln->line;
 		}
-		if (!idmap_put(&locs, l->id, pm_prof_loc(p, mid, l->address, lines, l->n_line)))
+		if (!idmap_put(&c->locs, l->id,
+			       pm_prof_loc(c->p, mid, l->address, lines, l->n_line)))
 			BAD("two locations have id %llu", lid);
 	}
+	free(lines);
+	return 0;
+bad:
+	free(lines);
+	return -EINVAL;
+}
+
+/* One sample's labels into @labels (room for all of them). */
+static int conv_labels(struct conv *c, const PbSample *s, size_t i, struct pm_prof_label *labels)
+{
+	size_t j;
+
+	for (j = 0; j < s->n_label; j++) {
+		const PbLabel *lb = s->label[j];
+
+		S(labels[j].key, lb->key, "the key of label %zu of sample %zu", j, i);
+		labels[j].str = NULL;
+		labels[j].num = 0;
+		labels[j].num_unit = NULL;
+		if (lb->str) {
+			S(labels[j].str, lb->str, "label %zu of sample %zu", j, i);
+		} else {
+			labels[j].num = lb->num;
+			if (lb->num_unit)
+				S(labels[j].num_unit, lb->num_unit,
+				  "the unit of label %zu of sample %zu", j, i);
+		}
+	}
+	return 0;
+bad:
+	return -EINVAL;
+}
+
+/* The samples, after the locations they name. */
+static int conv_samples(struct conv *c)
+{
+	const PbProfile *m = c->m;
+	uint64_t *stack = NULL;
+	struct pm_prof_label *labels = NULL;
+	int64_t *values = NULL;
+	size_t caps = 0, caplab = 0, i, j;
 
 	if (m->n_sample && !m->n_sample_type)
 		BAD("samples but no sample types");
@@ -720,52 +832,56 @@ static int convert(struct conv *c, struct pm_profile **out)
 			    m->n_sample_type);
 		PM_GROW(stack, caps, s->n_location_id + 1);
 		for (j = 0; j < s->n_location_id; j++) {
-			stack[j] = idmap_get(&locs, s->location_id[j]);
+			stack[j] = idmap_get(&c->locs, s->location_id[j]);
 			if (!stack[j])
 				BAD("sample %zu has no location %llu", i,
 				    (unsigned long long)s->location_id[j]);
 		}
 		PM_GROW(labels, caplab, s->n_label + 1);
-		for (j = 0; j < s->n_label; j++) {
-			const PbLabel *lb = s->label[j];
-
-			S(labels[j].key, lb->key, "the key of label %zu of sample %zu", j, i);
-			labels[j].str = NULL;
-			labels[j].num = 0;
-			labels[j].num_unit = NULL;
-			if (lb->str) {
-				S(labels[j].str, lb->str, "label %zu of sample %zu", j, i);
-			} else {
-				labels[j].num = lb->num;
-				if (lb->num_unit)
-					S(labels[j].num_unit, lb->num_unit,
-					  "the unit of label %zu of sample %zu", j, i);
-			}
-		}
+		if (conv_labels(c, s, i, labels))
+			goto bad;
 		if (s->n_value)
 			memcpy(values, s->value, s->n_value * sizeof(*values));
-		pm_prof_add(p, stack, s->n_location_id, values, labels, s->n_label);
+		pm_prof_add(c->p, stack, s->n_location_id, values, labels, s->n_label);
 	}
-
 	free(values);
 	free(labels);
 	free(stack);
-	free(lines);
-	idmap_free(&maps);
-	idmap_free(&funcs);
-	idmap_free(&locs);
-	*out = p;
 	return 0;
 bad:
 	free(values);
 	free(labels);
 	free(stack);
-	free(lines);
-	idmap_free(&maps);
-	idmap_free(&funcs);
-	idmap_free(&locs);
-	pm_prof_free(p);
 	return -EINVAL;
+}
+
+static int convert(struct conv *c, struct pm_profile **out)
+{
+	const PbProfile *m = c->m;
+	int rc;
+
+	c->p = pm_prof_new();
+	idmap_init(&c->maps, m->n_mapping);
+	idmap_init(&c->funcs, m->n_function);
+	idmap_init(&c->locs, m->n_location);
+	rc = conv_header(c);
+	if (!rc)
+		rc = conv_mappings(c);
+	if (!rc)
+		rc = conv_functions(c);
+	if (!rc)
+		rc = conv_locations(c);
+	if (!rc)
+		rc = conv_samples(c);
+	idmap_free(&c->maps);
+	idmap_free(&c->funcs);
+	idmap_free(&c->locs);
+	if (rc) {
+		pm_prof_free(c->p);
+		return rc;
+	}
+	*out = c->p;
+	return 0;
 }
 
 int pm_pprof_decode(const uint8_t *buf, size_t len, struct pm_profile **out, char *err,
