@@ -47,7 +47,7 @@ else
 Q = @
 endif
 
-LIB_SRCS  = $(wildcard lib/*.c)
+LIB_SRCS  = $(wildcard lib/*/*.c)
 LIB_OBJS  = $(LIB_SRCS:%.c=$(O)/%.o) $(O)/gen/profile.pb-c.o
 CMD_SRCS  = $(wildcard cmd/*.c)
 CMD_OBJS  = $(CMD_SRCS:%.c=$(O)/%.o)
@@ -84,7 +84,7 @@ $(O)/gen/flame-assets.h: web/flame.js web/flame.css scripts/embed.sh
 	@echo "  EMBED   $@"
 	$(Q)./scripts/embed.sh $@ pm_flame_js web/flame.js pm_flame_css web/flame.css
 
-$(O)/lib/html.o: $(O)/gen/flame-assets.h
+$(O)/lib/output/html.o: $(O)/gen/flame-assets.h
 
 # Generated code: no -Werror, it is not ours.
 $(O)/gen/profile.pb-c.o: $(O)/gen/profile.pb-c.c
@@ -145,7 +145,7 @@ $(O)/lint/%.sc: % .shellcheckrc $(wildcard tests/e2e/lib*.sh)
 
 lint-c: $(TIDY_STAMPS)
 
-$(O)/lint/%.tidy: %.c .clang-tidy $(wildcard lib/*.h cmd/*.h) $(O)/gen/profile.pb-c.h $(O)/gen/flame-assets.h
+$(O)/lint/%.tidy: %.c .clang-tidy $(wildcard lib/*/*.h cmd/*.h) $(O)/gen/profile.pb-c.h $(O)/gen/flame-assets.h
 	@mkdir -p $(dir $@)
 	@echo "  TIDY    $<"
 	$(Q)$(CLANG_TIDY) --quiet $< -- $(BASE_CFLAGS) -DPMUPROF_VERSION='"$(VERSION)"' 2>$@.err || \

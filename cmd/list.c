@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "events.h"
+#include "events/events.h"
 #include "parse-opt.h"
-#include "util.h"
+#include "base/util.h"
 
 static const struct pm_opt list_opts[] = {
 	{ 'h', "help", NULL, "show this help" },

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "base/util.h"
 
 void pm_opt_help(FILE *f, const char *usage, const struct pm_opt *o)
 {

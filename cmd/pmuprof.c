@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "util.h"
+#include "base/util.h"
 
 #ifndef PMUPROF_VERSION
 #define PMUPROF_VERSION "0.1"

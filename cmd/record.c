@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "events.h"
+#include "events/events.h"
 #include "parse-opt.h"
-#include "record.h"
-#include "util.h"
+#include "session/record.h"
+#include "base/util.h"
 
 enum { OPT_DURATION = 256, OPT_STACK_SIZE, OPT_KERNEL, OPT_RAW, OPT_STRICT = 300 };
 

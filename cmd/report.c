@@ -9,14 +9,14 @@
 
 #include "cmds.h"
 #include "parse-opt.h"
-#include "datafile.h"
-#include "html.h"
-#include "outfile.h"
-#include "pprof.h"
-#include "profile.h"
-#include "record.h"
-#include "report.h"
-#include "util.h"
+#include "capture/datafile.h"
+#include "output/html.h"
+#include "base/outfile.h"
+#include "profile/pprof.h"
+#include "profile/profile.h"
+#include "session/record.h"
+#include "output/report.h"
+#include "base/util.h"
 
 enum { OPT_FOLDED = 256, OPT_TOP, OPT_SAMPLE_INDEX, OPT_PPROF };
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Embed text files in C: write OUT, a header defining one string constant
 # per NAME FILE pair (static const char NAME[] = "...";), for the page's
-# script and style that lib/html.c writes (make runs this).  Refuses a file
+# script and style that lib/output/html.c writes (make runs this).  Refuses a file
 # that could end its HTML element early ("</script", "</style") or holds a
 # C trigraph ("??").
 # Usage: scripts/embed.sh OUT NAME FILE [NAME FILE]...

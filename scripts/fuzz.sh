@@ -27,7 +27,7 @@ if ! command -v "$CC" >/dev/null 2>&1; then
 fi
 mkdir -p "$O/obj" "$O/gen" "$O/corpus"
 [ -f "$O/gen/profile.pb-c.c" ] || protoc-c --proto_path=proto --c_out=$O/gen proto/profile.proto
-# the flame-graph page's script and style, as the Makefile embeds them (lib/html.c)
+# the flame-graph page's script and style, as the Makefile embeds them (lib/output/html.c)
 if [ ! -f "$O/gen/flame-assets.h" ] || [ web/flame.js -nt "$O/gen/flame-assets.h" ] ||
 	[ web/flame.css -nt "$O/gen/flame-assets.h" ]; then
 	./scripts/embed.sh "$O/gen/flame-assets.h" pm_flame_js web/flame.js pm_flame_css web/flame.css ||
@@ -37,11 +37,11 @@ FL="-g -O1 -std=c11 -D_GNU_SOURCE -I. -Ilib -I$O/gen -fsanitize=fuzzer-no-link,a
 objs=""
 # an object is rebuilt when its source or any header is newer (a struct
 # changed in a header left objects of the old layout, and fuzz-replay crashed)
-newest_h=$(ls -t lib/*.h | head -1)
+newest_h=$(ls -t lib/*/*.h | head -1)
 # (on every CPU: the suite's own time)
 jobs=$(nproc 2>/dev/null || echo 2)
 todo=
-for src in lib/*.c $O/gen/profile.pb-c.c; do
+for src in lib/*/*.c $O/gen/profile.pb-c.c; do
 	obj=$O/obj/$(basename "$src" .c).o
 	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$newest_h" -nt "$obj" ]; then
 		todo="$todo $src"

@@ -1,6 +1,6 @@
 /*
  * pmuprof's flame graph: an icicle (the root on top) of the call tree that
- * lib/html.c writes into the page as JSON (element #pmdata), drawn on a
+ * lib/output/html.c writes into the page as JSON (element #pmdata), drawn on a
  * canvas.  Click a frame to zoom, the root or Reset to zoom out, search by
  * regular expression (the matched frames turn magenta, their share is
  * shown), hover for a frame's details.  Colours tell the kinds of frames

@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "goroutine.h"
+#include "goruntime/goroutine.h"
 
 #define MAX_REGIONS 32
 #define STACK_TOP 512

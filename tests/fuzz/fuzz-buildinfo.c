@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elfimg.h"
-#include "gopclntab.h"
+#include "symbols/elfimg.h"
+#include "symbols/gopclntab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,9 +9,9 @@
  * same bytes are then read as a file (a memfd: pm_data_open and its window)
  * and must give the same records, the same end and the same error.
  */
-#include "datafile.h"
-#include "rec.h"
-#include "snaplog.h"
+#include "capture/datafile.h"
+#include "perf/rec.h"
+#include "capture/snaplog.h"
 
 #include <stdint.h>
 #include <stdio.h>

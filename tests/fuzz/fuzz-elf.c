@@ -3,8 +3,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "elfimg.h"
-#include "gopclntab.h"
+#include "symbols/elfimg.h"
+#include "symbols/gopclntab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

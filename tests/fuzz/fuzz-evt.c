@@ -6,7 +6,7 @@
  * err.  The error buffer is sized from the input, so short buffers (down to
  * one byte) are exercised too.
  */
-#include "events.h"
+#include "events/events.h"
 
 #include <errno.h>
 #include <stdint.h>

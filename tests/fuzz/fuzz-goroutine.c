@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: the goroutine inspector (lib/goroutine.c) over a fake
+ * libFuzzer target: the goroutine inspector (lib/goruntime/goroutine.c) over a fake
  * target memory that the input decides: g -> m -> curg, goid, gopc,
  * parentGoid, pprof labels (map form <= 1.23, slice form 1.24+), and the
  * ancestors of GODEBUG=tracebackancestors, then what record does with them
@@ -28,11 +28,11 @@
  * every pc is unmapped.  FUZZ_GOR_DEBUG=1 prints what each sample found
  * (to check a seed: build/fuzz/fuzz-goroutine -runs=0 SEED).
  */
-#include "goroutine.h"
-#include "maps.h"
-#include "profile.h"
-#include "stacks.h"
-#include "util.h"
+#include "goruntime/goroutine.h"
+#include "symbols/maps.h"
+#include "profile/profile.h"
+#include "profile/stacks.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <limits.h>

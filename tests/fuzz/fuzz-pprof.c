@@ -8,9 +8,9 @@
  *   clang -fsanitize=fuzzer,address -Ilib tests/fuzz/fuzz-pprof.c build/san/libpmuprof.a \
  *         $(pkg-config --libs libelf libdw libprotobuf-c zlib)
  */
-#include "pprof.h"
-#include "profile.h"
-#include "report.h"
+#include "profile/pprof.h"
+#include "profile/profile.h"
+#include "output/report.h"
 
 #include <stdint.h>
 #include <stdio.h>

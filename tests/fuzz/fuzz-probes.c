@@ -41,17 +41,17 @@
  * Run with -close_fd_mask=2 (fuzz-probes.flags): the binary named by
  * the mapping is missing, and the registry says so.
  */
-#include "attach.h"
-#include "capture.h"
-#include "goroutine.h"
-#include "kallsyms.h"
-#include "maps.h"
-#include "memlog.h"
-#include "profbuild.h"
-#include "profile.h"
-#include "registry.h"
-#include "session.h"
-#include "source.h"
+#include "session/attach.h"
+#include "session/capture.h"
+#include "goruntime/goroutine.h"
+#include "symbols/kallsyms.h"
+#include "symbols/maps.h"
+#include "capture/memlog.h"
+#include "session/profbuild.h"
+#include "profile/profile.h"
+#include "session/registry.h"
+#include "session/session.h"
+#include "session/source.h"
 
 #include <linux/perf_event.h>
 #include <stdbool.h>

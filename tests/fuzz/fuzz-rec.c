@@ -11,8 +11,8 @@
  *
  *   clang -fsanitize=fuzzer,address -Ilib tests/fuzz/fuzz-rec.c build/san/libpmuprof.a
  */
-#include "rec.h"
-#include "ring.h"
+#include "perf/rec.h"
+#include "perf/ring.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -19,10 +19,10 @@
  * Checks: an error is one non-empty line; a profile encodes, decodes back
  * with the same samples, and renders in both report formats.
  */
-#include "pprof.h"
-#include "profile.h"
-#include "record.h"
-#include "report.h"
+#include "profile/pprof.h"
+#include "profile/profile.h"
+#include "session/record.h"
+#include "output/report.h"
 
 #include <stdint.h>
 #include <stdio.h>

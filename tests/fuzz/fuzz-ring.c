@@ -9,7 +9,7 @@
  * aligned; nothing may be read that was not written, and nothing written
  * may be skipped (no record here is malformed, so pm_ring_bad() stays 0).
  */
-#include "ring.h"
+#include "perf/ring.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * wants a path.  Every frame handed out must carry a function name; file
  * names must be terminated strings.
  */
-#include "symtab.h"
+#include "symbols/symtab.h"
 
 #include <stdint.h>
 #include <stdio.h>

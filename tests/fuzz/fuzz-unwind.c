@@ -11,7 +11,7 @@
  * than asked, pcs[0] the sampled ip, and a second walk (lookups cached)
  * gives the same pcs.
  */
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elfimg.h"
-#include "src_wall.h"
+#include "symbols/elfimg.h"
+#include "sources/src_wall.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

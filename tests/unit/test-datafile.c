@@ -3,10 +3,10 @@
  * meta, kernel and pmuprof records, trailer), a sample whose stack copy is
  * cut, truncation at every length, and corrupt headers and records.
  */
-#include "datafile.h"
+#include "capture/datafile.h"
 
-#include "rec.h"
-#include "util.h"
+#include "perf/rec.h"
+#include "base/util.h"
 
 #include "test.h"
 

@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elfimg.h"
+#include "symbols/elfimg.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 #define GO_TOOL "/usr/lib/go-1.19/bin/go"
 #define LEFTHOOK "npm/node_modules/lefthook-linux-x64/bin/lefthook"

@@ -1,7 +1,7 @@
 /* Unit tests for lib/events: the name table, modifiers, attrs, errors. */
-#include "events.h"
+#include "events/events.h"
 
-#include "util.h"
+#include "base/util.h"
 
 #include "test.h"
 

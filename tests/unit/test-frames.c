@@ -17,11 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elfimg.h"
-#include "gopclntab.h"
-#include "symtab.h"
+#include "symbols/elfimg.h"
+#include "symbols/gopclntab.h"
+#include "symbols/symtab.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 #define GO "/usr/lib/go-1.19/bin/go"
 #define NPCS 600

@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elfimg.h"
-#include "gopclntab.h"
+#include "symbols/elfimg.h"
+#include "symbols/gopclntab.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 #define GO_TOOL "/usr/lib/go-1.19/bin/go"
 #define ESBUILD "npm/node_modules/@esbuild/linux-x64/bin/esbuild"

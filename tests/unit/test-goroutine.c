@@ -5,13 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "goroutine.h"
-#include "maps.h"
-#include "profile.h"
-#include "stacks.h"
-#include "symtab.h"
+#include "goruntime/goroutine.h"
+#include "symbols/maps.h"
+#include "profile/profile.h"
+#include "profile/stacks.h"
+#include "symbols/symtab.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 /* ---- a fake target: a few regions ---- */
 

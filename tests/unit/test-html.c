@@ -5,11 +5,11 @@
  * element; pruning merges small nodes into [pruned] and keeps the totals;
  * the diff view carries the base's values; bad arguments are refused.
  */
-#include "html.h"
+#include "output/html.h"
 
-#include "goroutine.h"
-#include "profile.h"
-#include "util.h"
+#include "goruntime/goroutine.h"
+#include "profile/profile.h"
+#include "base/util.h"
 
 #include "test.h"
 

@@ -3,11 +3,11 @@
  * /proc/PID/maps, opening binaries through /proc) and the (pid, tid) keys
  * of lib/stacks.
  */
-#include "maps.h"
+#include "symbols/maps.h"
 
-#include "stacks.h"
-#include "symtab.h"
-#include "util.h"
+#include "profile/stacks.h"
+#include "symbols/symtab.h"
+#include "base/util.h"
 
 #include "test.h"
 

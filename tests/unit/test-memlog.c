@@ -6,9 +6,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "memlog.h"
+#include "capture/memlog.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 /* The live log of @m as MEM records added to a fresh replay log. */
 static struct pm_mlog *replay_of(const struct pm_mlog *m, size_t max)

@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "outfile.h"
+#include "base/outfile.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 static char dir[] = "/tmp/pmuprof-test-outfile.XXXXXX";
 

@@ -6,11 +6,11 @@
  * must accept what we write, and we must read what runtime/pprof writes
  * (its top function agreeing with `go tool pprof -top`).
  */
-#include "pprof.h"
+#include "profile/pprof.h"
 
-#include "profile.h"
-#include "report.h"
-#include "util.h"
+#include "profile/profile.h"
+#include "output/report.h"
+#include "base/util.h"
 
 #include "profile.pb-c.h"
 

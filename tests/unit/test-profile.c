@@ -3,9 +3,9 @@
  * locations; merging of samples by (stack, labels); header fields; pointer
  * stability while growing; and the speed of pm_prof_add (printed only).
  */
-#include "profile.h"
+#include "profile/profile.h"
 
-#include "util.h"
+#include "base/util.h"
 
 #include "test.h"
 

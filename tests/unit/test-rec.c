@@ -1,5 +1,5 @@
 /* Unit tests for lib/rec: hand-built records of every type and sample layout. */
-#include "rec.h"
+#include "perf/rec.h"
 
 #include "test.h"
 

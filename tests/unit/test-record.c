@@ -3,10 +3,10 @@
  * here with the capture writer: what a crafted capture may not do to
  * `pmuprof report -i`.
  */
-#include "record.h"
+#include "session/record.h"
 
-#include "datafile.h"
-#include "profile.h"
+#include "capture/datafile.h"
+#include "profile/profile.h"
 
 #include "test.h"
 

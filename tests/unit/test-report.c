@@ -4,10 +4,10 @@
  * value choice), the table's self/cum shares on a recursive stack, its
  * header, sorting and top, and write errors.
  */
-#include "report.h"
+#include "output/report.h"
 
-#include "profile.h"
-#include "util.h"
+#include "profile/profile.h"
+#include "base/util.h"
 
 #include "test.h"
 

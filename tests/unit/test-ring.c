@@ -2,11 +2,11 @@
  * Unit tests for lib/ring: the head/tail protocol over fake memory
  * (pm_ring_open_mem), and one live run on a cpu-clock event of this process.
  */
-#include "ring.h"
+#include "perf/ring.h"
 
-#include "events.h"
-#include "rec.h"
-#include "util.h"
+#include "events/events.h"
+#include "perf/rec.h"
+#include "base/util.h"
 
 #include "test.h"
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "snaplog.h"
+#include "capture/snaplog.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 #define NG 300  /* "goroutines" a snapshot reads */
 #define GSZ 64  /* bytes of each */

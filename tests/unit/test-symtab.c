@@ -8,11 +8,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "elfimg.h"
-#include "gopclntab.h"
-#include "symtab.h"
+#include "symbols/elfimg.h"
+#include "symbols/gopclntab.h"
+#include "symbols/symtab.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 #define ESBUILD "npm/node_modules/@esbuild/linux-x64/bin/esbuild"
 #define LEFTHOOK "npm/node_modules/lefthook-linux-x64/bin/lefthook"

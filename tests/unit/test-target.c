@@ -2,7 +2,7 @@
  * Unit tests for the attach side of lib/target: /proc task info, thread
  * lists, pidfds; and the launch helpers' exit codes.
  */
-#include "target.h"
+#include "perf/target.h"
 
 #include "test.h"
 

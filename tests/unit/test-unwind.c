@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "test.h"
-#include "unwind.h"
-#include "stacks.h"
+#include "unwind/unwind.h"
+#include "profile/stacks.h"
 
 /*
  *   A   [0x1000, 0x1100)  Go, frame 0x20 (0 at the entry: before the prologue)

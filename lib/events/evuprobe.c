@@ -1,0 +1,331 @@
+/*
+ * evuprobe: uprobe:BINARY:SYMBOL -> the binary's path and the file offset
+ * of the symbol's entry (Go function table or ELF symbols).
+ */
+#include "events/evuprobe.h"
+
+#include "symbols/elfimg.h"
+#include "events/evnames.h"
+#include "symbols/gopclntab.h"
+#include "base/path.h"
+#include "base/util.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- uprobes ---- */
+
+/*
+ * Go names as written by a user vs. as in gopclntab: Go 1.18+ tables spell
+ * every instantiation "[...]" ("main.Map[...]", "main.(*List[...]).Push"),
+ * so type arguments in brackets compare equal to "...".  Exact first.
+ */
+static void generic_key(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+	int depth = 0;
+
+	for (; *s && o + 5 < len; s++) {
+		if (*s == '[') {
+			if (depth++ == 0) {
+				memcpy(out + o, "[...]", 5);
+				o += 5;
+			}
+		} else if (*s == ']') {
+			if (depth > 0)
+				depth--;
+		} else if (!depth) {
+			out[o++] = *s;
+		}
+	}
+	out[o] = 0;
+}
+
+/* ELF vaddr -> file offset through the PT_LOAD that holds it; -1 when none. */
+static int64_t vaddr_to_offset(const struct pm_elf *e, uint64_t vaddr)
+{
+	for (size_t i = 0; i < pm_elf_nsegments(e); i++) {
+		const struct pm_elf_segment *sg = pm_elf_segment_at(e, i);
+
+		if (vaddr >= sg->vaddr && vaddr - sg->vaddr < sg->filesz)
+			return (int64_t)(vaddr - sg->vaddr + sg->offset);
+	}
+	return -1;
+}
+
+const char pm_evt_retprobe_why[] =
+	"return probes are refused: a uretprobe replaces the return address on the "
+	"stack, which Go's stack copying and traceback do not expect (crashes, broken "
+	"stacks); probe the function's entry with uprobe:BINARY:SYMBOL";
+
+/* "did you mean" for a symbol: Go names ending in ".SYM" or holding it, else the nearest. */
+static void sym_unknown(const char *bin, const char *sym, struct pm_go *go, char *err,
+			size_t errlen)
+{
+	struct suggest sg;
+	char list[600], tail[300];
+	size_t n = go ? pm_go_nfuncs(go) : 0, slen = strlen(sym);
+
+	pm_evt_suggest_init(&sg, sym);
+	snprintf(tail, sizeof(tail), ".%s", sym);
+	for (size_t i = 0; i < n && i < 2000000; i++) {
+		const char *f = pm_go_func_name(go, (long)i);
+		size_t fl;
+
+		if (!f)
+			continue;
+		fl = strlen(f);
+		if (fl > strlen(tail) && !strcmp(f + fl - strlen(tail), tail))
+			pm_evt_suggest_add_dist(&sg, f, 0);
+		else if (slen >= 4 && strstr(f, sym))
+			pm_evt_suggest_add_dist(&sg, f, 1);
+		else if (fl <= NAME_MAX_LEN)
+			pm_evt_suggest_add(&sg, f);
+	}
+	if (sg.n)
+		pm_seterr(err, errlen, "no function '%s' in %s (did you mean %s?)", sym, bin,
+		       pm_evt_suggest_list(&sg, list, sizeof(list)));
+	else
+		pm_seterr(err, errlen, "no function '%s' in %s (%s)", sym, bin,
+		       go ? "neither in its Go function table nor its ELF symbols"
+			  : "not in its ELF symbol tables");
+}
+
+/* @rest is "BINARY:SYMBOL" (after "uprobe:"). */
+/*
+ * Length of the stack-bound check that opens a Go function on amd64 (Go
+ * 1.17+, g in R14), 0 when the entry does not start with one:
+ *
+ *   [lea r12, [rsp-N]]  cmp rsp|r12, [r14+0x10]  jbe morestack
+ *
+ * A call that grows the stack runs this check twice (morestack re-enters
+ * the function from its entry), so a probe on the entry fires twice for
+ * one call; right after the jbe it fires once.  The frame is not set up
+ * there yet either (sp delta 0), so the unwinder sees the entry's stack.
+ */
+static size_t go_stack_check_len(const uint8_t *b)
+{
+	size_t i = 0;
+
+	if (!b)
+		return 0;
+	if (b[0] == 0x4c && b[1] == 0x8d && b[2] == 0x64 && b[3] == 0x24)
+		i = 5; /* lea r12, [rsp+disp8] */
+	else if (b[0] == 0x4c && b[1] == 0x8d && b[2] == 0xa4 && b[3] == 0x24)
+		i = 8; /* lea r12, [rsp+disp32] */
+	if (b[i + 1] != 0x3b || b[i + 2] != 0x66 || b[i + 3] != 0x10 ||
+	    b[i] != (i ? 0x4d : 0x49))
+		return 0; /* cmp rsp|r12, [r14+0x10] */
+	i += 4;
+	if (b[i] == 0x76)
+		return i + 2; /* jbe rel8 */
+	if (b[i] == 0x0f && b[i + 1] == 0x86)
+		return i + 6; /* jbe rel32 */
+	return 0;
+}
+
+int pm_evt_parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *out, char *err,
+		 size_t errlen)
+{
+	const char *colon = strrchr(rest, ':');
+	char bin[4096], sym[256], key[300], fkey[300];
+	char *real = NULL;
+	struct pm_elf *e = NULL;
+	struct pm_go *go = NULL;
+	uint64_t vaddr = 0;
+	int64_t off;
+	size_t bl, sl;
+	int rc = -EINVAL;
+
+	if (!colon || colon == rest || !colon[1]) {
+		pm_seterr(err, errlen, "bad uprobe '%s' (expected uprobe:BINARY:SYMBOL)", text);
+		return -EINVAL;
+	}
+	bl = (size_t)(colon - rest);
+	sl = strlen(colon + 1);
+	if (bl >= sizeof(bin) || sl >= sizeof(sym)) {
+		pm_seterr(err, errlen, "uprobe binary or symbol name too long in '%.60s...'", text);
+		return -EINVAL;
+	}
+	memcpy(bin, rest, bl);
+	bin[bl] = 0;
+	memcpy(sym, colon + 1, sl + 1);
+	if (sl > 7 && !strcmp(sym + sl - 7, "%return")) {
+		pm_seterr(err, errlen, "cannot probe '%s': %s", text, pm_evt_retprobe_why);
+		return -EINVAL;
+	}
+	real = strchr(bin, '/') ? realpath(bin, NULL) : pm_path_resolve(bin);
+	if (!real) {
+		pm_seterr(err, errlen, "cannot probe '%s': binary '%s': %s", text, bin,
+		       strerror(errno ? errno : ENOENT));
+		return -EINVAL;
+	}
+	if (strlen(real) >= sizeof(out->path)) {
+		pm_seterr(err, errlen, "cannot probe '%s': path too long", text);
+		goto out;
+	}
+	e = pm_elf_open(real);
+	if (!e) {
+		pm_seterr(err, errlen, "cannot probe '%s': %s: %s", text, real,
+		       errno == ENOEXEC ? "not an ELF file" : strerror(errno));
+		goto out;
+	}
+	if (pm_go_open(&go, e) == 0) {
+		size_t n = pm_go_nfuncs(go);
+		long hit = -1;
+
+		generic_key(sym, key, sizeof(key));
+		for (size_t i = 0; i < n && i < 2000000 && hit < 0; i++) {
+			const char *f = pm_go_func_name(go, (long)i);
+
+			if (f && !strcmp(f, sym))
+				hit = (long)i;
+		}
+		for (size_t i = 0; i < n && i < 2000000 && hit < 0; i++) {
+			const char *f = pm_go_func_name(go, (long)i);
+
+			if (!f || !strchr(f, '['))
+				continue;
+			generic_key(f, fkey, sizeof(fkey));
+			if (!strcmp(fkey, key))
+				hit = (long)i;
+		}
+		if (hit >= 0)
+			vaddr = pm_go_func_entry(go, hit);
+		if (vaddr && pm_elf_machine(e) == EM_X86_64)
+			vaddr += go_stack_check_len(pm_elf_vaddr_bytes(e, vaddr, 32));
+	} else {
+		go = NULL;
+	}
+	if (!vaddr)
+		vaddr = pm_elf_symbol_addr(e, sym);
+	if (!vaddr) {
+		sym_unknown(bin, sym, go, err, errlen);
+		goto out;
+	}
+	off = vaddr_to_offset(e, vaddr);
+	if (off < 0) {
+		pm_seterr(err, errlen, "cannot probe '%s': address 0x%llx of '%s' is not in the file",
+		       text, (unsigned long long)vaddr, sym);
+		goto out;
+	}
+	snprintf(out->path, sizeof(out->path), "%s", real);
+	snprintf(out->symbol, sizeof(out->symbol), "%s", sym);
+	snprintf(out->name, sizeof(out->name), "uprobe:%.56s", sym);
+	out->config2 = (uint64_t)off;
+	rc = 0;
+out:
+	pm_go_free(go);
+	pm_elf_free(e);
+	free(real);
+	return rc;
+}
+
+/* Go function @name of @go: its table index, -1 when none. */
+static long go_func_named(const struct pm_go *go, const char *name)
+{
+	size_t n = pm_go_nfuncs(go);
+
+	for (size_t i = 0; i < n && i < 2000000; i++) {
+		const char *f = pm_go_func_name(go, (long)i);
+
+		if (f && !strcmp(f, name))
+			return (long)i;
+	}
+	return -1;
+}
+
+/*
+ * The probe's address for the CALL at @call in function @fi: the 5-byte NOP
+ * right before it where the compiler put one (aligning the call), else the
+ * CALL.  Neither is single-stepped (the kernel emulates both), and since
+ * Linux 6.18 a probe on that NOP becomes a call into the kernel, no trap.
+ */
+static uint64_t call_probe_site(struct pm_elf *e, const struct pm_go *go, long fi, uint64_t call)
+{
+	static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	const uint8_t *b = pm_elf_vaddr_bytes(e, call - 5, 5);
+
+	if (b && !memcmp(b, nop5, 5) && pm_go_find(go, call - 5) == fi)
+		return call - 5;
+	return call;
+}
+
+int pm_evt_uprobe_before_call(const char *path, const char *caller, const char *callee,
+			      struct pm_evt_spec *out, char *version, size_t vlen, char *err,
+			      size_t errlen)
+{
+	struct pm_elf *e = pm_elf_open(path);
+	struct pm_go *go = NULL;
+	uint64_t from, to, site = 0;
+	const uint8_t *b;
+	unsigned hits = 0;
+	long fi, ti;
+	int64_t off;
+	int rc = -ENOENT;
+
+	if (!e) {
+		pm_seterr(err, errlen, "%s: %s", path, errno == ENOEXEC ? "not an ELF file" : strerror(errno));
+		return -ENOENT;
+	}
+	if (pm_elf_machine(e) != EM_X86_64 || pm_go_open(&go, e) != 0) {
+		pm_seterr(err, errlen, "%s is not a Go program for x86-64", path);
+		goto out;
+	}
+	snprintf(version, vlen, "%s", pm_go_version(go) ? pm_go_version(go) : "");
+	fi = go_func_named(go, caller);
+	ti = go_func_named(go, callee);
+	if (fi < 0 || ti < 0) {
+		pm_seterr(err, errlen, "%s has no function %s", path, fi < 0 ? caller : callee);
+		goto out;
+	}
+	from = pm_go_func_entry(go, fi);
+	to = pm_go_func_entry(go, ti);
+	/*
+	 * CALL rel32 (E8) to @callee: a byte scan, each hit's five bytes inside
+	 * the function; exactly one hit, or no probe (a false match would put
+	 * the breakpoint inside an instruction)
+	 */
+	for (uint64_t pc = from; pc < from + 4096 && pm_go_find(go, pc + 4) == fi; pc++) {
+		int32_t rel;
+
+		b = pm_elf_vaddr_bytes(e, pc, 5);
+		if (!b || b[0] != 0xe8)
+			continue;
+		memcpy(&rel, b + 1, 4);
+		if (pc + 5 + (uint64_t)(int64_t)rel == to) {
+			site = pc;
+			hits++;
+		}
+	}
+	if (hits != 1) {
+		pm_seterr(err, errlen, "%s: %s has %u calls of %s, not one", path, caller, hits, callee);
+		goto out;
+	}
+	site = call_probe_site(e, go, fi, site);
+	off = vaddr_to_offset(e, site);
+	if (off < 0) {
+		pm_seterr(err, errlen, "%s: address 0x%llx is not in the file", path,
+			  (unsigned long long)site);
+		goto out;
+	}
+	memset(out, 0, sizeof(*out));
+	out->kind = PM_EVT_UPROBE;
+	out->type = PERF_TYPE_TRACEPOINT;
+	out->default_period = 1;
+	snprintf(out->path, sizeof(out->path), "%s", path);
+	snprintf(out->symbol, sizeof(out->symbol), "%s+0x%llx", caller,
+		 (unsigned long long)(site - from));
+	snprintf(out->name, sizeof(out->name), "uprobe:%.56s", out->symbol);
+	snprintf(out->value_type, sizeof(out->value_type), "%s", "creations");
+	snprintf(out->value_unit, sizeof(out->value_unit), "%s", "count");
+	out->config2 = (uint64_t)off;
+	rc = 0;
+out:
+	pm_go_free(go);
+	pm_elf_free(e);
+	return rc;
+}
