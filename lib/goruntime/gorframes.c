@@ -1292,10 +1292,12 @@ static size_t default_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_s
 	return unknown_tail(g, st, ids, n, cap);
 }
 
-static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
-			 pid_t tid, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
-			 const uint64_t *pcs, size_t npcs, uint32_t *ids, size_t n, size_t cap)
+static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
+			 const struct pm_gor_walk *w, uint32_t *ids, size_t n, size_t cap)
 {
+	const pid_t pid = w->pid;
+	const uint64_t r14 = w->r14, *pcs = w->pcs;
+	const size_t npcs = w->npcs;
 	struct gproc *p = pm_gor_proc_of(g, pid);
 	struct pm_gor_info gi;
 	int rc;
@@ -1334,7 +1336,7 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 		}
 		return probed_sample(g, st, p, pid, &gi, ids, n, cap);
 	}
-	rc = pm_gor_inspect_g(g, pid, tid, r14, sp, stack, stack_len, &gi);
+	rc = pm_gor_inspect_g(g, pid, w->tid, r14, w->sp, w->stack, w->stack_len, &gi);
 	g->last_rc = rc;
 	g->last_sys = rc == 0 && gi.on_system_stack;
 	if (!g->probes) {
@@ -1380,25 +1382,22 @@ static size_t gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stack
 	return probed_sample(g, st, p, pid, &gi, ids, n, cap);
 }
 
-size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
-		     pid_t tid, uint64_t time, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
-		     const uint64_t *pcs, size_t npcs, unsigned unw_status, uint64_t switch_bp,
-		     uint32_t *ids, size_t n,
-		     size_t cap)
+size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
+		     const struct pm_gor_walk *w, uint32_t *ids, size_t n, size_t cap)
 {
 	uint64_t t0 = g->stats ? pm_now_ns() : 0;
 
-	g->unw_status = unw_status;
-	g->switch_bp = switch_bp;
-	g->sample_time = time;
+	g->unw_status = w->status;
+	g->switch_bp = w->switch_bp;
+	g->sample_time = w->time;
 	g->last_rc = 1;
 	g->last_sys = false;
 	g->last_g = 0;
 	g->last_goid = 0;
 	g->copy_used = false;
-	if (time > g->max_time)
-		g->max_time = time;
-	n = gor_sample(g, maps, st, pid, tid, r14, sp, stack, stack_len, pcs, npcs, ids, n, cap);
+	if (w->time > g->max_time)
+		g->max_time = w->time;
+	n = gor_sample(g, maps, st, w, ids, n, cap);
 	if (g->stats)
 		g->st_ns += pm_now_ns() - t0;
 	return n;

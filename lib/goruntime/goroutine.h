@@ -175,17 +175,25 @@ int pm_gor_inspect(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint64_
 		   const uint8_t *stack, size_t stack_len, struct pm_gor_info *out);
 
 /*
- * record's hook: find @pid's layout (from the first Go mapping among
- * @pcs; a pm_warn line when the version is unknown), inspect, and append
- * to @ids (n used of @cap) the creator frames and one tag frame that
- * carries the labels.  @time: the sample's (the events' clock).  Returns
- * the new count.
+ * record's hook, for one sample walked (@w): find its pid's layout (from
+ * the first Go mapping among its pcs; a pm_warn line when the version is
+ * unknown), inspect, and append to @ids (n used of @cap) the creator
+ * frames and one tag frame that carries the labels.  Returns the new
+ * count.
  */
-size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
-		     pid_t tid, uint64_t time, uint64_t r14, uint64_t sp, const uint8_t *stack, size_t stack_len,
-		     const uint64_t *pcs, size_t npcs, unsigned unw_status, uint64_t switch_bp,
-		     uint32_t *ids, size_t n,
-		     size_t cap);
+struct pm_gor_walk {
+	pid_t pid, tid;
+	uint64_t time;         /* the sample's, on the events' clock */
+	uint64_t r14, sp;      /* its g register (R14) and stack pointer */
+	const uint8_t *stack;  /* its copy of [sp, sp + stack_len) */
+	size_t stack_len;
+	const uint64_t *pcs;   /* the unwinder's walk of it: pcs[0..npcs) */
+	size_t npcs;
+	unsigned status;       /* PM_UNW_* */
+	uint64_t switch_bp;    /* pm_unw_switch_bp() */
+};
+size_t pm_gor_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
+		     const struct pm_gor_walk *w, uint32_t *ids, size_t n, size_t cap);
 
 /*
  * What the last pm_gor_sample() found: 0 a user goroutine (*sys: the

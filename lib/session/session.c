@@ -103,7 +103,25 @@ void pm_ses_walk(struct session *s, const struct pm_rec_sample *smp, struct pm_w
 	w->switch_bp = pm_unw_switch_bp(pm_reg_unwinder(s->reg, pid));
 }
 
-size_t pm_ses_stack_ids(struct session *s, const struct pm_rec_sample *smp,
+struct pm_gor_walk pm_ses_gor_walk(const struct session *s, const struct pm_rec_sample *smp,
+				   const struct pm_walk *w, size_t npcs)
+{
+	return (struct pm_gor_walk){
+		.pid = w->pid,
+		.tid = (pid_t)smp->tid,
+		.time = smp->time,
+		.r14 = w->in.regs[PM_DW_R14],
+		.sp = w->in.sp,
+		.stack = w->in.stack,
+		.stack_len = w->in.stack_len,
+		.pcs = s->pcs,
+		.npcs = npcs,
+		.status = w->status,
+		.switch_bp = w->switch_bp,
+	};
+}
+
+static size_t stack_ids(struct session *s, const struct pm_rec_sample *smp,
 			const struct pm_walk *w)
 {
 	size_t n = w->n, nk = w->nk, i;
@@ -137,10 +155,26 @@ size_t pm_ses_stack_ids(struct session *s, const struct pm_rec_sample *smp,
 		s->ids[n++] = s->cut_frame;
 		s->res->cut++;
 	}
-	if (s->gor && (w->in.regs_valid & (1u << PM_DW_R14)))
-		n = pm_gor_sample(s->gor, s->maps, s->stacks, w->pid, (pid_t)smp->tid, smp->time,
-				  w->in.regs[PM_DW_R14], w->in.sp, w->in.stack, w->in.stack_len, s->pcs,
-				  w->n, w->status, w->switch_bp, s->ids, n, PM_ARRAY_SIZE(s->ids));
+	if (s->gor && (w->in.regs_valid & (1u << PM_DW_R14))) {
+		struct pm_gor_walk gw = pm_ses_gor_walk(s, smp, w, w->n);
+
+		n = pm_gor_sample(s->gor, s->maps, s->stacks, &gw, s->ids, n, PM_ARRAY_SIZE(s->ids));
+	}
+	return n;
+}
+
+size_t pm_ses_stack_ids(struct session *s, const struct pm_rec_sample *smp,
+			const struct pm_walk *w)
+{
+	size_t n;
+
+	/* live with --raw: the stack copy's bytes the walk read, kept for the replay */
+	if (s->cap)
+		s->keep = pm_cap_keep(s, &w->in, w->pid, w->n, w->status);
+	n = stack_ids(s, smp, w);
+	/* the goroutine inspector read the copy too: all of it kept */
+	if (s->cap && pm_gor_used_copy(s->gor))
+		s->keep = UINT64_MAX;
 	return n;
 }
 

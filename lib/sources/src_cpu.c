@@ -69,11 +69,7 @@ static void cpu_sample(struct session *s, size_t ev, const struct pm_rec_sample 
 	v[2 * ev] = 1;
 	v[2 * ev + 1] = (int64_t)smp->period;
 	pm_ses_walk(s, smp, &w);
-	if (s->cap)
-		s->keep = pm_cap_keep(s, &w.in, w.pid, w.n, w.status);
 	n = pm_ses_stack_ids(s, smp, &w);
-	if (s->cap && pm_gor_used_copy(s->gor))
-		s->keep = UINT64_MAX;
 	/*
 	 * its user frames (and the cut marker): a running goroutine's stack
 	 * for --wall; not a walk of the system stack alone (its goroutine's

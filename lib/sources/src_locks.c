@@ -841,8 +841,6 @@ static size_t walk(struct session *s, const struct pm_rec_sample *smp)
 	size_t k;
 
 	pm_ses_walk(s, smp, &w);
-	if (s->cap)
-		s->keep = pm_cap_keep(s, &w.in, w.pid, w.n, w.status);
 	k = pm_ses_stack_ids(s, smp, &w);
 	pm_reg_check_limits(s->reg, s->stacks, w.status);
 	return k;

@@ -205,11 +205,7 @@ static void offcpu_sample(struct session *s, size_t ev, const struct pm_rec_samp
 	if (t->out) /* its switch-in was lost */
 		st->lost++;
 	pm_ses_walk(s, smp, &w);
-	if (s->cap)
-		s->keep = pm_cap_keep(s, &w.in, w.pid, w.n, w.status);
 	n = pm_ses_stack_ids(s, smp, &w);
-	if (s->cap && pm_gor_used_copy(s->gor))
-		s->keep = UINT64_MAX;
 	pm_reg_check_limits(s->reg, s->stacks, w.status);
 	rc = s->gor && (w.in.regs_valid & (1u << PM_DW_R14)) ? pm_gor_last(s->gor, &sys) : 1;
 	t->out = true;

@@ -261,9 +261,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 
 			pm_gor_created(g, fixture_maps(), st, PID, &c, cp, s[1] % 5);
 		}
-		n = pm_gor_sample(g, fixture_maps(), st, PID, tid, i, r14, sp, slen ? stack : NULL,
-				  slen, pcs, 1, (unsigned)s[0] << 4, sp ^ r14, ids, 1,
-				  PM_ARRAY_SIZE(ids) - 8 * i);
+		struct pm_gor_walk w = {
+			.pid = PID, .tid = tid, .time = i, .r14 = r14, .sp = sp,
+			.stack = slen ? stack : NULL, .stack_len = slen, .pcs = pcs, .npcs = 1,
+			.status = (unsigned)s[0] << 4, .switch_bp = sp ^ r14,
+		};
+
+		n = pm_gor_sample(g, fixture_maps(), st, &w, ids, 1, PM_ARRAY_SIZE(ids) - 8 * i);
 		if (n < 1 || n > PM_ARRAY_SIZE(ids) - 8 * i || ids[0] >= pm_stacks_nframes(st))
 			abort();
 		for (size_t k = 0; k < n; k++)

@@ -483,7 +483,11 @@ static int test_sample_empty_chain(void)
 	fake_world(&l, false);
 	g = fake_gor(&l);
 	for (round = 0; round < 2; round++) {
-		n = pm_gor_sample(g, maps, st, 1, TID, 0, G1, STK + 0x10, NULL, 0, &pc, 1, 0, 0, ids, 0, 8);
+		struct pm_gor_walk w = {
+			.pid = 1, .tid = TID, .r14 = G1, .sp = STK + 0x10, .pcs = &pc, .npcs = 1,
+		};
+
+		n = pm_gor_sample(g, maps, st, &w, ids, 0, 8);
 		CHECK_INT(n, 1); /* the tag frame alone */
 		k = n;
 		CHECK_INT(pm_gor_labels(g, st, ids, &k, lab, 4), 3);
