@@ -378,8 +378,7 @@ static int report_capture(struct repopts *r)
 	}
 	p = maybe_strip(r, p);
 	if (getenv("PMUPROF_REPLAY_STATS"))
-		fprintf(stderr, "pmuprof: replayed %" PRIu64 " records, %" PRIu64
-			" samples in %.3f s: %.0f samples/s\n",
+		pm_info("replayed %" PRIu64 " records, %" PRIu64 " samples in %.3f s: %.0f samples/s",
 			res.records, res.samples, res.seconds,
 			res.seconds > 0 ? (double)res.samples / res.seconds : 0.0);
 	if (r->pprof) {

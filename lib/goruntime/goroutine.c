@@ -71,12 +71,11 @@ void pm_gor_free(struct pm_gor *g)
 	if (!g)
 		return;
 	if (g->stats)
-		fprintf(stderr,
-			"pmuprof: goroutines: %" PRIu64 " inspected, %" PRIu64 " found, %" PRIu64
+		pm_info("goroutines: %" PRIu64 " inspected, %" PRIu64 " found, %" PRIu64
 			" without a goroutine, %" PRIu64 " not validated, %" PRIu64
 			" through the thread's m, %" PRIu64 " read late and checked, %" PRIu64
 			" dropped (moved on); %.1f us per sample; %" PRIu64 " reads, %" PRIu64
-			" from this pass's\n",
+			" from this pass's",
 			g->st_inspect, g->st_ok, g->st_enoent, g->st_einval, g->st_fallback,
 			g->st_late, g->st_stale,
 			g->st_inspect ? (double)g->st_ns / 1e3 / (double)g->st_inspect : 0.0,
