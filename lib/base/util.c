@@ -190,16 +190,21 @@ void pm_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void pm_vseterr(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	if (!buf || !len)
+		return;
+	vsnprintf(buf, len, fmt, ap);
+	pm_sanitize(buf);
+}
+
 void pm_seterr(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!buf || !len)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
+	pm_vseterr(buf, len, fmt, ap);
 	va_end(ap);
-	pm_sanitize(buf);
 }
 
 uint64_t pm_hash(const void *data, size_t len, uint64_t seed)

@@ -5,6 +5,7 @@
 #ifndef PM_UTIL_H
 #define PM_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +54,7 @@ void pm_warn(const char *fmt, ...) PM_PRINTF(1, 2);
  * break the line or the terminal.
  */
 void pm_seterr(char *buf, size_t len, const char *fmt, ...) PM_PRINTF(3, 4);
+void pm_vseterr(char *buf, size_t len, const char *fmt, va_list ap) PM_PRINTF(3, 0);
 
 /*
  * Make @s safe to write to a terminal, in place: every C0 control, DEL,

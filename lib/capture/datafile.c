@@ -478,11 +478,9 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	pm_vseterr(err, errlen, fmt, ap);
+	va_end(ap);
 	return -EINVAL;
 }
 

@@ -25,8 +25,8 @@ void pm_ses_err(struct pm_record_result *res, enum pm_record_err err, const char
 	va_list ap;
 
 	res->err = err;
-	va_start(ap, fmt);
-	vsnprintf(res->msg, sizeof(res->msg), fmt, ap);
+	va_start(ap, fmt); /* one error style: pm_seterr()'s, sanitized where it is made */
+	pm_vseterr(res->msg, sizeof(res->msg), fmt, ap);
 	va_end(ap);
 }
 
