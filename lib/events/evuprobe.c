@@ -71,7 +71,7 @@ static void sym_unknown(const char *bin, const char *sym, struct pm_go *go, char
 
 	pm_evt_suggest_init(&sg, sym);
 	snprintf(tail, sizeof(tail), ".%s", sym);
-	for (size_t i = 0; i < n && i < 2000000; i++) {
+	for (size_t i = 0; i < n && i < PM_GO_MAX_FUNCS; i++) {
 		const char *f = pm_go_func_name(go, (long)i);
 		size_t fl;
 
@@ -175,16 +175,10 @@ int pm_evt_parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *
 	}
 	if (pm_go_open(&go, e) == 0) {
 		size_t n = pm_go_nfuncs(go);
-		long hit = -1;
+		long hit = pm_go_func_by_name(go, sym);
 
 		generic_key(sym, key, sizeof(key));
-		for (size_t i = 0; i < n && i < 2000000 && hit < 0; i++) {
-			const char *f = pm_go_func_name(go, (long)i);
-
-			if (f && !strcmp(f, sym))
-				hit = (long)i;
-		}
-		for (size_t i = 0; i < n && i < 2000000 && hit < 0; i++) {
+		for (size_t i = 0; i < n && i < PM_GO_MAX_FUNCS && hit < 0; i++) {
 			const char *f = pm_go_func_name(go, (long)i);
 
 			if (!f || !strchr(f, '['))
@@ -224,20 +218,6 @@ out:
 	return rc;
 }
 
-/* Go function @name of @go: its table index, -1 when none. */
-static long go_func_named(const struct pm_go *go, const char *name)
-{
-	size_t n = pm_go_nfuncs(go);
-
-	for (size_t i = 0; i < n && i < 2000000; i++) {
-		const char *f = pm_go_func_name(go, (long)i);
-
-		if (f && !strcmp(f, name))
-			return (long)i;
-	}
-	return -1;
-}
-
 /*
  * The probe's address for the CALL at @call in function @fi: the 5-byte NOP
  * right before it where the compiler put one (aligning the call), else the
@@ -253,6 +233,9 @@ static uint64_t call_probe_site(struct pm_elf *e, const struct pm_go *go, long f
 		return call - 5;
 	return call;
 }
+
+/* The bytes of a caller scanned for its call at most: the runtime's callers probed are short. */
+#define CALL_SCAN 4096
 
 int pm_evt_uprobe_before_call(const char *path, const char *caller, const char *callee,
 			      struct pm_evt_spec *out, char *version, size_t vlen, char *err,
@@ -276,8 +259,8 @@ int pm_evt_uprobe_before_call(const char *path, const char *caller, const char *
 		goto out;
 	}
 	snprintf(version, vlen, "%s", pm_go_version(go) ? pm_go_version(go) : "");
-	fi = go_func_named(go, caller);
-	ti = go_func_named(go, callee);
+	fi = pm_go_func_by_name(go, caller);
+	ti = pm_go_func_by_name(go, callee);
 	if (fi < 0 || ti < 0) {
 		pm_seterr(err, errlen, "%s has no function %s", path, fi < 0 ? caller : callee);
 		goto out;
@@ -289,7 +272,7 @@ int pm_evt_uprobe_before_call(const char *path, const char *caller, const char *
 	 * the function; exactly one hit, or no probe (a false match would put
 	 * the breakpoint inside an instruction)
 	 */
-	for (uint64_t pc = from; pc < from + 4096 && pm_go_find(go, pc + 4) == fi; pc++) {
+	for (uint64_t pc = from; pc < from + CALL_SCAN && pm_go_find(go, pc + 4) == fi; pc++) {
 		int32_t rel;
 
 		b = pm_elf_vaddr_bytes(e, pc, 5);
