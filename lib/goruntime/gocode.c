@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "events/events.h"
 #include "symbols/elfimg.h"
 #include "symbols/gopclntab.h"
 
@@ -70,18 +71,25 @@ bool pm_gocode_call_at(const uint8_t *b, size_t len, size_t i, uint64_t va, uint
 	return true;
 }
 
-uint64_t pm_gocode_call_once(const uint8_t *b, size_t len, uint64_t va, uint64_t callee)
+unsigned pm_gocode_calls(const uint8_t *b, size_t len, uint64_t va, uint64_t callee, uint64_t *last)
 {
-	uint64_t site = 0, to;
+	uint64_t to;
 	unsigned hits = 0;
 
 	for (size_t i = 0; b && i + 5 <= len; i++) {
 		if (pm_gocode_call_at(b, len, i, va, &to) && to == callee) {
-			site = va + i;
+			*last = va + i;
 			hits++;
 		}
 	}
-	return hits == 1 ? site : 0;
+	return hits;
+}
+
+uint64_t pm_gocode_call_once(const uint8_t *b, size_t len, uint64_t va, uint64_t callee)
+{
+	uint64_t site = 0;
+
+	return pm_gocode_calls(b, len, va, callee, &site) == 1 ? site : 0;
 }
 
 /* ---- RIP-relative operands ---- */
@@ -187,6 +195,99 @@ uint64_t pm_gocode_one_epilogue(const struct pm_elf *e, uint64_t entry, uint64_t
 		hits += l != 0;
 	}
 	return hits == 1 ? hit : 0;
+}
+
+/* ---- probes ---- */
+
+/*
+ * The probe's address for the CALL at @call in function @fi: the 5-byte NOP
+ * right before it where the compiler put one (aligning the call), else the
+ * CALL.  Neither is single-stepped (the kernel emulates both), and since
+ * Linux 6.18 a probe on that NOP becomes a call into the kernel, no trap.
+ */
+static uint64_t call_probe_site(const struct pm_elf *e, const struct pm_go *go, long fi,
+				uint64_t call)
+{
+	static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	const uint8_t *b = pm_elf_vaddr_bytes(e, call - 5, 5);
+
+	if (b && !memcmp(b, nop5, 5) && pm_go_find(go, call - 5) == fi)
+		return call - 5;
+	return call;
+}
+
+/* The bytes of a caller scanned for its call at most: the runtime's callers probed are short. */
+#define CALL_SCAN 4096
+
+int pm_gocode_probe_before_call(const char *path, const char *caller, const char *callee,
+				struct pm_evt_spec *out, char *version, size_t vlen, char *err,
+				size_t errlen)
+{
+	struct pm_elf *e = pm_elf_open(path);
+	struct pm_go *go = NULL;
+	uint64_t from, to, site = 0;
+	const uint8_t *b;
+	unsigned hits;
+	size_t n = 0;
+	long fi, ti;
+	int64_t off;
+	int rc = -ENOENT;
+
+	if (!e) {
+		pm_seterr(err, errlen, "%s: %s", path,
+			  errno == ENOEXEC ? "not an ELF file" : strerror(errno));
+		return -ENOENT;
+	}
+	if (pm_elf_machine(e) != EM_X86_64 || pm_go_open(&go, e) != 0) {
+		pm_seterr(err, errlen, "%s is not a Go program for x86-64", path);
+		goto out;
+	}
+	snprintf(version, vlen, "%s", pm_go_version(go) ? pm_go_version(go) : "");
+	fi = pm_go_func_by_name(go, caller);
+	ti = pm_go_func_by_name(go, callee);
+	if (fi < 0 || ti < 0) {
+		pm_seterr(err, errlen, "%s has no function %s", path, fi < 0 ? caller : callee);
+		goto out;
+	}
+	from = pm_go_func_entry(go, fi);
+	to = pm_go_func_entry(go, ti);
+	/*
+	 * CALL rel32 (E8) to @callee, each hit's five bytes inside the
+	 * function; exactly one hit, or no probe (a false match would put the
+	 * breakpoint inside an instruction)
+	 */
+	while (n < CALL_SCAN && pm_go_find(go, from + n + 4) == fi)
+		n++;
+	b = n ? pm_elf_vaddr_bytes(e, from, n + 4) : NULL;
+	hits = pm_gocode_calls(b, n + 4, from, to, &site);
+	if (hits != 1) {
+		pm_seterr(err, errlen, "%s: %s has %u calls of %s, not one", path, caller, hits,
+			  callee);
+		goto out;
+	}
+	site = call_probe_site(e, go, fi, site);
+	off = pm_elf_vaddr_to_offset(e, site);
+	if (off < 0) {
+		pm_seterr(err, errlen, "%s: address 0x%llx is not in the file", path,
+			  (unsigned long long)site);
+		goto out;
+	}
+	memset(out, 0, sizeof(*out));
+	out->kind = PM_EVT_UPROBE;
+	out->type = PERF_TYPE_TRACEPOINT;
+	out->default_period = 1;
+	snprintf(out->path, sizeof(out->path), "%s", path);
+	snprintf(out->symbol, sizeof(out->symbol), "%s+0x%llx", caller,
+		 (unsigned long long)(site - from));
+	snprintf(out->name, sizeof(out->name), "uprobe:%.56s", out->symbol);
+	snprintf(out->value_type, sizeof(out->value_type), "%s", "creations");
+	snprintf(out->value_unit, sizeof(out->value_unit), "%s", "count");
+	out->config2 = (uint64_t)off;
+	rc = 0;
+out:
+	pm_go_free(go);
+	pm_elf_free(e);
+	return rc;
 }
 
 /* ---- DWARF ---- */

@@ -19,6 +19,7 @@
 #include "base/util.h"
 
 struct pm_elf;
+struct pm_evt_spec;
 struct pm_go;
 
 /*
@@ -71,10 +72,15 @@ const uint8_t *pm_gocode_func(const struct pm_elf *e, const struct pm_go *go, co
  */
 bool pm_gocode_call_at(const uint8_t *b, size_t len, size_t i, uint64_t va, uint64_t *to);
 /*
- * The address of the one "call rel32" to @callee in the @len code bytes at
- * @va; 0 when none or several.  A byte scan (a call's e8 is not known to
- * start an instruction): a second match, true or not, makes the first one
- * uncertain.
+ * The "call rel32"s to @callee in the @len code bytes at @va: how many,
+ * the last one's address in *@last.  A byte scan (an e8 is not known to
+ * start an instruction).
+ */
+unsigned pm_gocode_calls(const uint8_t *b, size_t len, uint64_t va, uint64_t callee,
+			 uint64_t *last);
+/*
+ * The address of the one "call rel32" to @callee there; 0 when none or
+ * several (a second match, true or not, makes the first one uncertain).
  */
 uint64_t pm_gocode_call_once(const uint8_t *b, size_t len, uint64_t va, uint64_t callee);
 
@@ -112,6 +118,19 @@ size_t pm_gocode_epilogue_len(const uint8_t *b, size_t left);
  */
 uint64_t pm_gocode_one_epilogue(const struct pm_elf *e, uint64_t entry, uint64_t probe_va);
 
+/*
+ * A uprobe (not yet defined) on Go binary @path at the one direct CALL of
+ * Go function @callee in Go function @caller (amd64), or on the 5-byte NOP
+ * right before it: where @callee's arguments are in registers, and no
+ * instruction is single-stepped (one trap, or none where the kernel
+ * optimizes probes on that NOP).
+ * Fills out->path, symbol, name, config2; the binary's Go version into
+ * @version.  0, or -ENOENT with one line in @err (not Go, no such function,
+ * not one such call).
+ */
+int pm_gocode_probe_before_call(const char *path, const char *caller, const char *callee,
+				struct pm_evt_spec *out, char *version, size_t vlen, char *err,
+				size_t errlen);
 /* DWARF walks: guards against a hostile or broken file's endless chains */
 #define PM_GO_DWARF_MAX_CUS 100000   /* compile units walked */
 #define PM_GO_DWARF_MAX_DIES 1000000 /* entries of the runtime's unit walked */

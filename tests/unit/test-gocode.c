@@ -48,6 +48,9 @@ static int t_call_once(void)
 	CHECK_INT(pm_gocode_call_once(b, sizeof(b), VA, 0x400000), VA + 10);
 	put_call(b, 40, 0x400000); /* twice: not known which one */
 	CHECK_INT(pm_gocode_call_once(b, sizeof(b), VA, 0x400000), 0);
+	CHECK_INT(pm_gocode_calls(b, sizeof(b), VA, 0x400000, &to), 2);
+	CHECK_INT(to, VA + 40);
+	CHECK_INT(pm_gocode_calls(b, sizeof(b), VA, 0x400002, &to), 0);
 	CHECK_INT(pm_gocode_call_once(NULL, 0, VA, 0x400000), 0);
 	return PM_PASS;
 }
@@ -211,6 +214,19 @@ static int check_fixture(const char *rel)
 	entry = pm_go_func_entry(go, fi);
 	site = pm_gocode_call_once(b, len, entry, pm_go_func_entry(go, ci));
 	CHECK(site > entry && site < entry + len && b[site - entry] == 0xe8);
+	/* the probe there: on the call, or on the 5-byte NOP right before it */
+	memset(&sp, 0, sizeof(sp));
+	CHECK_INT(pm_gocode_probe_before_call(path, "runtime.newproc.func1", "runtime.runqput", &sp,
+					      text, sizeof(text), err, sizeof(err)),
+		  0);
+	CHECK_STR(text, pm_go_version(go));
+	probe = pm_elf_offset_to_vaddr(e, sp.config2);
+	CHECK(probe == (int64_t)site || probe == (int64_t)site - 5);
+	CHECK_INT(pm_elf_vaddr_to_offset(e, (uint64_t)probe), sp.config2);
+	CHECK_INT(pm_gocode_probe_before_call(path, "runtime.schedule", "runtime.execute", &sp,
+					      text, sizeof(text), err, sizeof(err)),
+		  -ENOENT);
+	CHECK(strstr(err, "calls of runtime.execute, not one"));
 	/* lockSlow's one epilogue, past its entry probe as --locks places it */
 	ls = "sync.(*Mutex).lockSlow";
 	if (minor >= 24)
