@@ -102,6 +102,15 @@ void pm_hidx_add(struct pm_hidx *h, uint64_t hv, uint32_t idx);
 long pm_hidx_next(const struct pm_hidx *h, uint64_t hv, size_t *pos);
 void pm_hidx_free(struct pm_hidx *h);
 
+/*
+ * Where a user-space address of x86-64 can be: no program maps the first
+ * page (vm.mmap_min_addr is 4096 at the least), and user space ends below
+ * 1 << 47 with four-level page tables, below 1 << 56 with five.
+ */
+#define PM_NULL_PAGE 4096
+#define PM_USER_END (1ULL << 47)
+#define PM_USER_END_LA57 (1ULL << 56)
+
 /* Little-endian loads from possibly unaligned bytes. */
 static inline uint16_t pm_le16(const uint8_t *p)
 {

@@ -112,19 +112,6 @@ int pm_evt_parse_list(const char *text, struct pm_evt_spec *out, size_t max, siz
  * are not probed), with the reason in @err.  No-op for other events.
  */
 int pm_evt_uprobe_define(struct pm_evt_spec *spec, unsigned idx, char *err, size_t errlen);
-/*
- * A uprobe (not yet defined) on Go binary @path at the one direct CALL of
- * Go function @callee in Go function @caller (amd64), or on the 5-byte NOP
- * right before it: where @callee's arguments are in registers, and no
- * instruction is single-stepped (one trap, or none where the kernel
- * optimizes probes on that NOP).
- * Fills out->path, symbol, name, config2; the binary's Go version into
- * @version.  0, or -ENOENT with one line in @err (not Go, no such function,
- * not one such call).
- */
-int pm_evt_uprobe_before_call(const char *path, const char *caller, const char *callee,
-			      struct pm_evt_spec *out, char *version, size_t vlen, char *err,
-			      size_t errlen);
 /* Remove the probe pm_evt_uprobe_define() made, once its events are closed. */
 void pm_evt_uprobe_undefine(struct pm_evt_spec *spec);
 

@@ -44,18 +44,6 @@ static void generic_key(const char *s, char *out, size_t len)
 	out[o] = 0;
 }
 
-/* ELF vaddr -> file offset through the PT_LOAD that holds it; -1 when none. */
-static int64_t vaddr_to_offset(const struct pm_elf *e, uint64_t vaddr)
-{
-	for (size_t i = 0; i < pm_elf_nsegments(e); i++) {
-		const struct pm_elf_segment *sg = pm_elf_segment_at(e, i);
-
-		if (vaddr >= sg->vaddr && vaddr - sg->vaddr < sg->filesz)
-			return (int64_t)(vaddr - sg->vaddr + sg->offset);
-	}
-	return -1;
-}
-
 const char pm_evt_retprobe_why[] =
 	"return probes are refused: a uretprobe replaces the return address on the "
 	"stack, which Go's stack copying and traceback do not expect (crashes, broken "
@@ -71,7 +59,7 @@ static void sym_unknown(const char *bin, const char *sym, struct pm_go *go, char
 
 	pm_evt_suggest_init(&sg, sym);
 	snprintf(tail, sizeof(tail), ".%s", sym);
-	for (size_t i = 0; i < n && i < 2000000; i++) {
+	for (size_t i = 0; i < n && i < PM_GO_MAX_FUNCS; i++) {
 		const char *f = pm_go_func_name(go, (long)i);
 		size_t fl;
 
@@ -175,16 +163,10 @@ int pm_evt_parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *
 	}
 	if (pm_go_open(&go, e) == 0) {
 		size_t n = pm_go_nfuncs(go);
-		long hit = -1;
+		long hit = pm_go_func_by_name(go, sym);
 
 		generic_key(sym, key, sizeof(key));
-		for (size_t i = 0; i < n && i < 2000000 && hit < 0; i++) {
-			const char *f = pm_go_func_name(go, (long)i);
-
-			if (f && !strcmp(f, sym))
-				hit = (long)i;
-		}
-		for (size_t i = 0; i < n && i < 2000000 && hit < 0; i++) {
+		for (size_t i = 0; i < n && i < PM_GO_MAX_FUNCS && hit < 0; i++) {
 			const char *f = pm_go_func_name(go, (long)i);
 
 			if (!f || !strchr(f, '['))
@@ -206,7 +188,7 @@ int pm_evt_parse_uprobe(const char *text, const char *rest, struct pm_evt_spec *
 		sym_unknown(bin, sym, go, err, errlen);
 		goto out;
 	}
-	off = vaddr_to_offset(e, vaddr);
+	off = pm_elf_vaddr_to_offset(e, vaddr);
 	if (off < 0) {
 		pm_seterr(err, errlen, "cannot probe '%s': address 0x%llx of '%s' is not in the file",
 		       text, (unsigned long long)vaddr, sym);
@@ -221,111 +203,5 @@ out:
 	pm_go_free(go);
 	pm_elf_free(e);
 	free(real);
-	return rc;
-}
-
-/* Go function @name of @go: its table index, -1 when none. */
-static long go_func_named(const struct pm_go *go, const char *name)
-{
-	size_t n = pm_go_nfuncs(go);
-
-	for (size_t i = 0; i < n && i < 2000000; i++) {
-		const char *f = pm_go_func_name(go, (long)i);
-
-		if (f && !strcmp(f, name))
-			return (long)i;
-	}
-	return -1;
-}
-
-/*
- * The probe's address for the CALL at @call in function @fi: the 5-byte NOP
- * right before it where the compiler put one (aligning the call), else the
- * CALL.  Neither is single-stepped (the kernel emulates both), and since
- * Linux 6.18 a probe on that NOP becomes a call into the kernel, no trap.
- */
-static uint64_t call_probe_site(struct pm_elf *e, const struct pm_go *go, long fi, uint64_t call)
-{
-	static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
-	const uint8_t *b = pm_elf_vaddr_bytes(e, call - 5, 5);
-
-	if (b && !memcmp(b, nop5, 5) && pm_go_find(go, call - 5) == fi)
-		return call - 5;
-	return call;
-}
-
-int pm_evt_uprobe_before_call(const char *path, const char *caller, const char *callee,
-			      struct pm_evt_spec *out, char *version, size_t vlen, char *err,
-			      size_t errlen)
-{
-	struct pm_elf *e = pm_elf_open(path);
-	struct pm_go *go = NULL;
-	uint64_t from, to, site = 0;
-	const uint8_t *b;
-	unsigned hits = 0;
-	long fi, ti;
-	int64_t off;
-	int rc = -ENOENT;
-
-	if (!e) {
-		pm_seterr(err, errlen, "%s: %s", path, errno == ENOEXEC ? "not an ELF file" : strerror(errno));
-		return -ENOENT;
-	}
-	if (pm_elf_machine(e) != EM_X86_64 || pm_go_open(&go, e) != 0) {
-		pm_seterr(err, errlen, "%s is not a Go program for x86-64", path);
-		goto out;
-	}
-	snprintf(version, vlen, "%s", pm_go_version(go) ? pm_go_version(go) : "");
-	fi = go_func_named(go, caller);
-	ti = go_func_named(go, callee);
-	if (fi < 0 || ti < 0) {
-		pm_seterr(err, errlen, "%s has no function %s", path, fi < 0 ? caller : callee);
-		goto out;
-	}
-	from = pm_go_func_entry(go, fi);
-	to = pm_go_func_entry(go, ti);
-	/*
-	 * CALL rel32 (E8) to @callee: a byte scan, each hit's five bytes inside
-	 * the function; exactly one hit, or no probe (a false match would put
-	 * the breakpoint inside an instruction)
-	 */
-	for (uint64_t pc = from; pc < from + 4096 && pm_go_find(go, pc + 4) == fi; pc++) {
-		int32_t rel;
-
-		b = pm_elf_vaddr_bytes(e, pc, 5);
-		if (!b || b[0] != 0xe8)
-			continue;
-		memcpy(&rel, b + 1, 4);
-		if (pc + 5 + (uint64_t)(int64_t)rel == to) {
-			site = pc;
-			hits++;
-		}
-	}
-	if (hits != 1) {
-		pm_seterr(err, errlen, "%s: %s has %u calls of %s, not one", path, caller, hits, callee);
-		goto out;
-	}
-	site = call_probe_site(e, go, fi, site);
-	off = vaddr_to_offset(e, site);
-	if (off < 0) {
-		pm_seterr(err, errlen, "%s: address 0x%llx is not in the file", path,
-			  (unsigned long long)site);
-		goto out;
-	}
-	memset(out, 0, sizeof(*out));
-	out->kind = PM_EVT_UPROBE;
-	out->type = PERF_TYPE_TRACEPOINT;
-	out->default_period = 1;
-	snprintf(out->path, sizeof(out->path), "%s", path);
-	snprintf(out->symbol, sizeof(out->symbol), "%s+0x%llx", caller,
-		 (unsigned long long)(site - from));
-	snprintf(out->name, sizeof(out->name), "uprobe:%.56s", out->symbol);
-	snprintf(out->value_type, sizeof(out->value_type), "%s", "creations");
-	snprintf(out->value_unit, sizeof(out->value_unit), "%s", "count");
-	out->config2 = (uint64_t)off;
-	rc = 0;
-out:
-	pm_go_free(go);
-	pm_elf_free(e);
 	return rc;
 }

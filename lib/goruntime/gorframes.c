@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "goruntime/gocode.h"
 #include "goruntime/goroutine-int.h"
 #include "symbols/maps.h"
 #include "profile/profile.h"
@@ -144,9 +145,8 @@ static uint64_t wrapped_call(struct pm_gor *g, struct pm_maps *maps, pid_t pid, 
 		uint64_t to;
 		const char *f;
 
-		if (code[i] != 0xe8)
+		if (!pm_gocode_call_at(code, sizeof(code), i, entry, &to))
 			continue;
-		to = entry + i + 5 + (uint64_t)(int64_t)(int32_t)pm_le32(code + i + 1);
 		f = outer_func_at(g, maps, pid, to + 1, &m);
 		if (f && strncmp(f, "runtime.", 8) && strncmp(f, "internal/", 9) &&
 		    outer_func_at(g, maps, pid, to, &m) != f) /* @to is its entry */
@@ -524,7 +524,7 @@ static uint32_t listed_node(struct pm_gor *g, struct pm_maps *maps, struct pm_st
 	if (l->state == 2)
 		return l->node;
 	l->state = 1;
-	if (good_ptr(l->anc) && g->o.creators > 0) {
+	if (pm_go_ptr_ok(l->anc) && g->o.creators > 0) {
 		/* GODEBUG=tracebackancestors: each ancestor's stack at its go statement */
 		struct pm_gor_info gi;
 		struct gproc *p = pm_gor_proc_of(g, pid);
@@ -557,7 +557,7 @@ static uint32_t listed_node(struct pm_gor *g, struct pm_maps *maps, struct pm_st
 	 * the creator's stack ended in the function its goroutine started in:
 	 * known, where the frames between are not (the runtime keeps gopc)
 	 */
-	if (parent && n && ls[j].startpc && good_ptr(ls[j].startpc)) {
+	if (parent && n && ls[j].startpc && pm_go_ptr_ok(ls[j].startpc)) {
 		const struct pm_map *m1, *m2;
 		const char *f1 = outer_func_at(g, maps, pid, l->gopc, &m1);
 		const char *f2 = outer_func_at(g, maps, pid, ls[j].startpc + 1, &m2);
@@ -624,7 +624,7 @@ static void snap_take(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *
 		struct listed *x = &ls[nl];
 		uint32_t status;
 
-		if (!good_ptr(gs[i]) || hi > sizeof(gb) || pm_gor_read1(g, pid, gs[i], gb, hi))
+		if (!pm_go_ptr_ok(gs[i]) || hi > sizeof(gb) || pm_gor_read1(g, pid, gs[i], gb, hi))
 			continue;
 		x->after = clock_now(g, pid);
 		status = pm_le32(gb + l->g_status) & ~0x1000u;
@@ -638,7 +638,7 @@ static void snap_take(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *
 		x->startpc = l->g_startpc ? pm_le64(gb + l->g_startpc) : 0;
 		x->anc = l->g_ancestors ? pm_le64(gb + l->g_ancestors) : 0;
 		x->parent = l->g_parent_goid ? (int64_t)pm_le64(gb + l->g_parent_goid) : 0;
-		x->top = good_ptr(pm_le64(gb + 8)) ? pm_le64(gb + 8) : 0;
+		x->top = pm_go_ptr_ok(pm_le64(gb + 8)) ? pm_le64(gb + 8) : 0;
 		pm_hidx_add(&by_goid, mix(g->seed, (uint64_t)x->goid), (uint32_t)nl);
 		nl++;
 	}
@@ -685,7 +685,7 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 	const struct gent *ce;
 
 	g->probes = true;
-	if (!good_ptr(c->newg) || c->goid <= 0)
+	if (!pm_go_ptr_ok(c->newg) || c->goid <= 0)
 		return -EINVAL;
 	/*
 	 * made before a sample already processed (the drain's ordering window,
@@ -737,7 +737,7 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 			add_cframe(g, maps, st, pid, pcs[i], true, &n);
 	}
 	/* its creator's own creators (in this order: a creator in the log wins over goid 1) */
-	if (c->cgoid <= 0 || !good_ptr(c->cg)) { /* NOLINT(bugprone-branch-clone) */
+	if (c->cgoid <= 0 || !pm_go_ptr_ok(c->cg)) { /* NOLINT(bugprone-branch-clone) */
 		end = END_ROOT; /* made by the runtime outside any goroutine (rt0_go) */
 	} else if ((ce = gent_find(g, pid, c->cg)) && ce->goid == c->cgoid) {
 		parent = ce->node;
@@ -760,7 +760,7 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 			memcpy(g->tmp, save, tn * sizeof(*save));
 		}
 	}
-	if (c->stack_hi && good_ptr(c->stack_hi)) {
+	if (c->stack_hi && pm_go_ptr_ok(c->stack_hi)) {
 		struct gent *t = tab_slot(&g->tops, &g->tops_size, &g->tops_n,
 					  created_key(pid, c->stack_hi), true);
 
@@ -776,7 +776,8 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 		 * the list read this goroutine or a later one, whose own
 		 * creation comes next (in time order, before any later sample)
 		 */
-		gent_put(g, pid, c->newg, c->goid, node, good_ptr(c->stack_hi) ? c->stack_hi : 0);
+		gent_put(g, pid, c->newg, c->goid, node,
+			 pm_go_ptr_ok(c->stack_hi) ? c->stack_hi : 0);
 	}
 	g->st_created++;
 	return 0;
@@ -847,7 +848,7 @@ static struct gent *by_stack(struct pm_gor *g, struct gproc *p, pid_t pid, uint6
 	uint8_t gb[G_READ_MAX];
 	uint64_t top = (bp | 2047) + 1;
 
-	if (!good_ptr(bp) || p->state != 1 || p->l.g_size > sizeof(gb))
+	if (!pm_go_ptr_ok(bp) || p->state != 1 || p->l.g_size > sizeof(gb))
 		return NULL;
 	for (unsigned j = 0; j < 256; j++, top += 2048) {
 		struct gent *t = tab_slot(&g->tops, &g->tops_size, &g->tops_n, created_key(pid, top),
@@ -986,7 +987,7 @@ static size_t unprobed_tail(struct pm_gor *g, struct pm_maps *maps, struct pm_st
 			    const struct pm_gor_layout *l, struct pm_gor_info *gi, uint32_t *ids,
 			    size_t n, size_t cap)
 {
-	bool parent_mode = l->g_parent_goid && !good_ptr(g->anc_ptr);
+	bool parent_mode = l->g_parent_goid && !pm_go_ptr_ok(g->anc_ptr);
 	uint64_t hv = mix(mix(mix(mix(0, (uint64_t)pid), gi->g), (uint64_t)gi->goid), g->labels_ptr);
 	struct centry *e = &g->cache[hv & g->cache_mask];
 	struct centry *la = &g->last[mix(mix(mix(0, (uint64_t)pid), gi->g), (uint64_t)gi->goid) &
@@ -1159,8 +1160,8 @@ static void held_note(struct pm_gor *g, pid_t pid, uint64_t gp, int64_t goid, ui
 	e->from = g->pass;                   /* ... with this stack */
 	e->goid = goid;
 	e->hi = hi;
-	if (good_ptr(hi) && (t = tab_slot(&g->htops, &g->htops_size, &g->htops_n,
-					  created_key(pid, hi), true)))
+	if (pm_go_ptr_ok(hi) &&
+	    (t = tab_slot(&g->htops, &g->htops_size, &g->htops_n, created_key(pid, hi), true)))
 		t->goid = (int64_t)gp;
 }
 
@@ -1197,7 +1198,7 @@ static bool by_held_stack(struct pm_gor *g, struct gproc *p, pid_t pid, uint64_t
 	uint8_t gb[G_READ_MAX];
 	uint64_t top = (bp | 2047) + 1;
 
-	if (!good_ptr(bp) || l->g_size > sizeof(gb))
+	if (!pm_go_ptr_ok(bp) || l->g_size > sizeof(gb))
 		return false;
 	for (unsigned j = 0; j < 256; j++, top += 2048) {
 		struct gent *t = tab_slot(&g->htops, &g->htops_size, &g->htops_n,

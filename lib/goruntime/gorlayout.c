@@ -16,21 +16,10 @@
 #include <gelf.h>
 
 #include "base/util.h"
+#include "goruntime/gocode.h"
+#include "symbols/gopclntab.h"
 
 /* ---- layouts ---- */
-
-static int parse_minor(const char *v)
-{
-	char *end;
-	long minor;
-
-	if (!v || strncmp(v, "go1.", 4) != 0)
-		return -1;
-	minor = strtol(v + 4, &end, 10);
-	if (end == v + 4 || minor < 0 || minor > 1000)
-		return -1;
-	return (int)minor;
-}
 
 /*
  * The bytes of g and m to read: up to the end of the last field.  False
@@ -105,7 +94,7 @@ int pm_gor_layout_version(const char *version, struct pm_gor_layout *out)
 		{ 25, 25, 144, 152, 272, 280, 296, 288, 344, 64, 72, 184, 168, 176, 191 },
 		{ 26, 27, 144, 152, 280, 288, 304, 296, 352, 64, 72, 184, 168, 176, 191 },
 	};
-	int minor = parse_minor(version);
+	int minor = pm_go_version_minor(version);
 	size_t i;
 
 	for (i = 0; i < PM_ARRAY_SIZE(t); i++) {
@@ -163,7 +152,7 @@ static int struct_members(Dwarf_Die *die, const char *const *names, uint32_t **o
 		for (i = 0; i < n; i++)
 			if (strcmp(nm, names[i]) == 0 && member_offset(&c, offs[i]))
 				found++;
-	} while (dwarf_siblingof(&c, &c) == 0 && ++guard < 4096);
+	} while (dwarf_siblingof(&c, &c) == 0 && ++guard < PM_GO_DWARF_MAX_MEMBERS);
 	return found;
 }
 
@@ -174,64 +163,38 @@ struct dwarf_found {
 	struct pm_gor_layout l;
 };
 
+/* One structure of the runtime's unit: the members of g, gobuf and m; true when all found. */
+static bool walk_struct(Dwarf_Die *d, const char *nm, void *arg)
+{
+	struct dwarf_found *f = arg;
+	struct pm_gor_layout *l = &f->l;
+
+	if (!f->have_g && strcmp(nm, "runtime.g") == 0) {
+		const char *names[] = { "m",	   "goid",	"parentGoid", "gopc",
+					"startpc", "ancestors", "labels",     "atomicstatus",
+					"sched",   "waitsince", "waitreason", "trackingSeq" };
+		uint32_t *offs[] = { &l->g_m,	      &l->g_goid,	&l->g_parent_goid,
+				     &l->g_gopc,      &l->g_startpc,	&l->g_ancestors,
+				     &l->g_labels,    &l->g_status,	&f->sched,
+				     &l->g_waitsince, &l->g_waitreason, &l->g_trackseq };
+		f->have_g = struct_members(d, names, offs, 12) >= 7;
+	} else if (!f->have_buf && strcmp(nm, "runtime.gobuf") == 0) {
+		const char *names[] = { "sp", "pc", "bp" };
+		uint32_t *offs[] = { &f->buf_sp, &f->buf_pc, &f->buf_bp };
+		f->have_buf = struct_members(d, names, offs, 3) == 3;
+	} else if (!f->have_m && strcmp(nm, "runtime.m") == 0) {
+		const char *names[] = { "procid", "gsignal", "curg" };
+		uint32_t *offs[] = { &l->m_procid, &l->m_gsignal, &l->m_curg };
+		f->have_m = struct_members(d, names, offs, 3) == 3;
+	}
+	return f->have_g && f->have_m && f->have_buf;
+}
+
 static void dwarf_walk(Dwarf *dw, struct dwarf_found *f)
 {
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-	int guard = 0;
-	bool have_g = false, have_m = false, have_buf = false;
-	uint32_t sched = 0, buf_sp = UINT32_MAX, buf_pc = UINT32_MAX, buf_bp = UINT32_MAX;
-	struct pm_gor_layout l;
-
-	memset(&l, 0, sizeof(l));
-	/* Go names each compile unit after its package: only "runtime" is walked */
-	while (dw && !(have_g && have_m && have_buf) && guard++ < 100000 &&
-	       dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu, d;
-		const char *name;
-		int k = 0;
-
-		if (!dwarf_offdie(dw, off + hsize, &cu))
-			break;
-		off = next;
-		name = dwarf_diename(&cu);
-		if (!name || strcmp(name, "runtime") != 0 || dwarf_child(&cu, &d) != 0)
-			continue;
-		do {
-			const char *nm;
-
-			if (dwarf_tag(&d) != DW_TAG_structure_type || !(nm = dwarf_diename(&d)))
-				continue;
-			if (!have_g && strcmp(nm, "runtime.g") == 0) {
-				const char *names[] = { "m",	     "goid",	  "parentGoid",
-							"gopc",	     "startpc",	  "ancestors",
-							"labels",    "atomicstatus", "sched",
-							"waitsince", "waitreason", "trackingSeq" };
-				uint32_t *offs[] = { &l.g_m,	   &l.g_goid,	   &l.g_parent_goid,
-						     &l.g_gopc,	   &l.g_startpc,   &l.g_ancestors,
-						     &l.g_labels,  &l.g_status,	   &sched,
-						     &l.g_waitsince, &l.g_waitreason, &l.g_trackseq };
-				have_g = struct_members(&d, names, offs, 12) >= 7;
-			} else if (!have_buf && strcmp(nm, "runtime.gobuf") == 0) {
-				const char *names[] = { "sp", "pc", "bp" };
-				uint32_t *offs[] = { &buf_sp, &buf_pc, &buf_bp };
-				have_buf = struct_members(&d, names, offs, 3) == 3;
-			} else if (!have_m && strcmp(nm, "runtime.m") == 0) {
-				const char *names[] = { "procid", "gsignal", "curg" };
-				uint32_t *offs[] = { &l.m_procid, &l.m_gsignal, &l.m_curg };
-				have_m = struct_members(&d, names, offs, 3) == 3;
-			}
-		} while (!(have_g && have_m && have_buf) && dwarf_siblingof(&d, &d) == 0 &&
-			 ++k < 1000000);
-	}
-	f->have_g = have_g;
-	f->have_m = have_m;
-	f->have_buf = have_buf;
-	f->sched = sched;
-	f->buf_sp = buf_sp;
-	f->buf_pc = buf_pc;
-	f->buf_bp = buf_bp;
-	f->l = l;
+	memset(f, 0, sizeof(*f));
+	f->buf_sp = f->buf_pc = f->buf_bp = UINT32_MAX;
+	pm_gocode_runtime_structs(dw, walk_struct, f);
 }
 
 /*
@@ -316,10 +279,11 @@ int pm_gor_layout_dwarf(const char *path, const char *version, struct pm_gor_lay
 	if (have_g && have_m && l.g_m && l.g_goid && l.g_gopc && l.g_status && l.m_procid &&
 	    l.m_curg) {
 		l.from_dwarf = true;
-		l.minor = parse_minor(version);
+		l.minor = pm_go_version_minor(version);
 		if (l.minor < 0)
 			l.minor = 0;
-		l.labels = l.g_labels ? labels_kind(parse_minor(version)) : PM_GOR_LABELS_NONE;
+		l.labels = l.g_labels ? labels_kind(pm_go_version_minor(version))
+				      : PM_GOR_LABELS_NONE;
 		/* g.sched from DWARF when it has it all, else the version's gobuf */
 		if (sched && have_buf && buf_sp < 64 && buf_pc < 64 && buf_bp < 64) {
 			l.g_sched_sp = sched + buf_sp;

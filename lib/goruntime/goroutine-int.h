@@ -225,11 +225,6 @@ struct pm_gor {
 	uint8_t bk[MAX_BUCKETS * HMAP_BUCKET];
 };
 
-static inline bool good_ptr(uint64_t p)
-{
-	return p && !(p & 7) && p < 1ULL << 56;
-}
-
 /* Read @len bytes of @pid at @addr (batched and cached as every read); 0 when all were. */
 int pm_gor_read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t len);
 /*

@@ -24,6 +24,7 @@
 
 #include "symbols/elfimg.h"
 #include "symbols/gopclntab.h"
+#include "goruntime/gocode.h"
 #include "goruntime/goroutine-int.h"
 #include "symbols/maps.h"
 #include "base/util.h"
@@ -335,7 +336,7 @@ static int read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t l
 {
 	struct rd r = { addr, buf, len };
 
-	if (!addr || addr >= 1ULL << 56)
+	if (!pm_go_addr_ok(addr))
 		return -EFAULT;
 	return readv_all(g, pid, &r, 1) == 1 ? 0 : -EFAULT;
 }
@@ -344,6 +345,8 @@ int pm_gor_read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t l
 {
 	return read1(g, pid, addr, buf, len);
 }
+
+#define ALLGADD_MAX 4095 /* bytes of runtime.allgadd's code read at most (it has ~350) */
 
 /*
  * runtime.allgs in a binary without its symbol (stripped): the slice
@@ -355,44 +358,17 @@ int pm_gor_read1(struct pm_gor *g, pid_t pid, uint64_t addr, void *buf, size_t l
 static uint64_t allgs_from_code(const struct pm_elf *e)
 {
 	struct pm_go *go = NULL;
-	uint64_t at[64], found = 0;
-	size_t nat = 0, len;
-	const uint8_t *b;
-	long idx = -1;
+	const uint8_t *b = NULL;
+	uint64_t found;
+	size_t len = 0;
+	long idx;
 
 	if (pm_go_open(&go, e) != 0)
 		return 0;
-	for (size_t i = 0; i < pm_go_nfuncs(go) && idx < 0; i++)
-		if (!strcmp(pm_go_func_name(go, (long)i), "runtime.allgadd"))
-			idx = (long)i;
-	if (idx >= 0) {
-		uint64_t entry = pm_go_func_entry(go, idx), end = pm_go_text_end(go);
-
-		if ((size_t)idx + 1 < pm_go_nfuncs(go))
-			end = pm_go_func_entry(go, idx + 1);
-		len = end > entry && end - entry < 4096 ? (size_t)(end - entry) : 0;
-		b = len ? pm_elf_vaddr_bytes(e, entry, len) : NULL;
-		for (size_t i = 0; b && i + 7 <= len && nat < PM_ARRAY_SIZE(at); i++) {
-			uint8_t op = b[i + 1];
-
-			if ((b[i] & 0xf8) != 0x48 ||
-			    (op != 0x8b && op != 0x89 && op != 0x8d && op != 0x3b && op != 0x39 &&
-			     op != 0x03 && op != 0x2b) ||
-			    (b[i + 2] & 0xc7) != 0x05)
-				continue;
-			at[nat++] = entry + i + 7 + (uint64_t)(int64_t)(int32_t)pm_le32(b + i + 3);
-		}
-	}
-	for (size_t i = 0; i < nat && !found; i++) {
-		bool p8 = false, p16 = false;
-
-		for (size_t j = 0; j < nat; j++) {
-			p8 = p8 || at[j] == at[i] + 8;
-			p16 = p16 || at[j] == at[i] + 16;
-		}
-		if (p8 && p16)
-			found = at[i];
-	}
+	idx = pm_go_func_by_name(go, "runtime.allgadd");
+	if (idx >= 0)
+		b = pm_gocode_bytes(e, go, idx, ALLGADD_MAX, &len);
+	found = pm_gocode_slice_var(b, len, pm_go_func_entry(go, idx));
 	pm_go_free(go);
 	return found;
 }
@@ -437,7 +413,7 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 	for (int tries = 0;; tries++) {
 		uint64_t again[3];
 
-		if (read1(g, pid, at, hdr, sizeof(hdr)) || !hdr[1] || !good_ptr(hdr[0]))
+		if (read1(g, pid, at, hdr, sizeof(hdr)) || !hdr[1] || !pm_go_ptr_ok(hdr[0]))
 			return -ENOENT;
 		len = (size_t)PM_MIN(PM_MIN(hdr[1], hdr[2]), (uint64_t)PM_GOR_ALLGS_MAX);
 		b = xmalloc(len * 8);
@@ -450,7 +426,7 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 			else
 				while (j < end && read1(g, pid, hdr[0] + 8 * j, b + 8 * j, 8) == 0)
 					j++;
-			while (i < j && good_ptr(pm_le64(b + 8 * i)))
+			while (i < j && pm_go_ptr_ok(pm_le64(b + 8 * i)))
 				i++;
 			if (i < end)
 				break;
@@ -462,7 +438,7 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n)
 		if (tries == 2)
 			return -EAGAIN;
 	}
-	for (i = 0; i < len && good_ptr(pm_le64(b + 8 * i)); i++)
+	for (i = 0; i < len && pm_go_ptr_ok(pm_le64(b + 8 * i)); i++)
 		;
 	if (i < hdr[1]) {
 		g->st_allgs_cut++;
@@ -622,7 +598,7 @@ static size_t labels_map(struct pm_gor *g, pid_t pid, uint64_t lp)
 	size_t n = 0, a, i;
 	unsigned B, flags, over = 0;
 
-	if (read1(g, pid, lp, &h, 8) || !good_ptr(h) || read1(g, pid, h, hm, sizeof(hm)))
+	if (read1(g, pid, lp, &h, 8) || !pm_go_ptr_ok(h) || read1(g, pid, h, hm, sizeof(hm)))
 		return 0;
 	if ((int64_t)pm_le64(hm) <= 0)
 		return 0;
@@ -637,7 +613,7 @@ static size_t labels_map(struct pm_gor *g, pid_t pid, uint64_t lp)
 
 		if (a == 1 && !(flags & 8) && B > 0)
 			nb >>= 1; /* the old array is half the size unless same-size growth */
-		if (!good_ptr(arr[a]) || read1(g, pid, arr[a], bk, nb * HMAP_BUCKET))
+		if (!pm_go_ptr_ok(arr[a]) || read1(g, pid, arr[a], bk, nb * HMAP_BUCKET))
 			continue;
 		for (i = 0; i < nb; i++) {
 			uint64_t ov;
@@ -645,7 +621,7 @@ static size_t labels_map(struct pm_gor *g, pid_t pid, uint64_t lp)
 
 			n = bucket_slots(bk + i * HMAP_BUCKET, sr, n, PM_GOR_MAX_LABELS);
 			ov = pm_le64(bk + i * HMAP_BUCKET + 264);
-			while (good_ptr(ov) && over < MAX_OVERFLOW && n < PM_GOR_MAX_LABELS &&
+			while (pm_go_ptr_ok(ov) && over < MAX_OVERFLOW && n < PM_GOR_MAX_LABELS &&
 			       !read1(g, pid, ov, ob, sizeof(ob))) {
 				over++;
 				n = bucket_slots(ob, sr, n, PM_GOR_MAX_LABELS);
@@ -670,7 +646,7 @@ static size_t labels_slice(struct pm_gor *g, pid_t pid, uint64_t lp)
 		return 0;
 	ptr = pm_le64(hdr);
 	len = pm_le64(hdr + 8);
-	if (!len || len > 1 << 20 || !good_ptr(ptr))
+	if (!len || len > 1 << 20 || !pm_go_ptr_ok(ptr))
 		return 0;
 	if (len > PM_GOR_MAX_LABELS) {
 		len = PM_GOR_MAX_LABELS;
@@ -704,7 +680,7 @@ static size_t read_ancestors(struct pm_gor *g, pid_t pid, uint64_t ap, size_t ma
 		return 0;
 	ptr = pm_le64(hdr);
 	len = pm_le64(hdr + 8);
-	if (!len || len > 1 << 20 || !good_ptr(ptr))
+	if (!len || len > 1 << 20 || !pm_go_ptr_ok(ptr))
 		return 0;
 	n = len < max ? (size_t)len : max;
 	if (n > PM_GOR_MAX_ANCESTORS)
@@ -719,7 +695,7 @@ static size_t read_ancestors(struct pm_gor *g, pid_t pid, uint64_t ap, size_t ma
 		g->anc[i].gopc = pm_le64(e + 32);
 		if (pl > PM_GOR_MAX_ANC_PCS)
 			pl = PM_GOR_MAX_ANC_PCS;
-		if (!good_ptr(pp))
+		if (!pm_go_ptr_ok(pp))
 			pl = 0;
 		g->anc[i].npcs = (size_t)pl;
 		r[i] = (struct rd){ pp, g->anc[i].pcs, (size_t)pl * 8 };
@@ -763,7 +739,7 @@ void pm_gor_read_extras(struct pm_gor *g, pid_t pid, const struct pm_gor_layout 
 {
 	out->nlabels = 0;
 	out->nancestors = 0;
-	if (good_ptr(g->labels_ptr)) {
+	if (pm_go_ptr_ok(g->labels_ptr)) {
 		g->lab_cut = false;
 		if (l->labels == PM_GOR_LABELS_MAP)
 			out->nlabels = labels_map(g, pid, g->labels_ptr);
@@ -773,7 +749,7 @@ void pm_gor_read_extras(struct pm_gor *g, pid_t pid, const struct pm_gor_layout 
 		g->st_labcut += g->lab_cut;
 	}
 	out->labels = g->lab;
-	if (good_ptr(g->anc_ptr) && g->o.creators > 0)
+	if (pm_go_ptr_ok(g->anc_ptr) && g->o.creators > 0)
 		out->nancestors = read_ancestors(g, pid, g->anc_ptr, g->o.creators);
 	out->ancestors = g->anc;
 }
@@ -798,12 +774,12 @@ int pm_gor_inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint6
 	 * one process_vm_readv per sample instead of two is most of the
 	 * inspector's cost (about 2.5 us each here).
 	 */
-	if (good_ptr(r14)) {
+	if (pm_go_ptr_ok(r14)) {
 		uint64_t cm = tm_get(g, tid_key(pid, tid)), gm = 0;
 		struct rd r[2] = { { r14, gb, l->g_size }, { cm, mb, l->m_size } };
 		bool have_g, have_m = false;
 
-		if (good_ptr(cm)) {
+		if (pm_go_ptr_ok(cm)) {
 			readv_all(g, pid, r, 2);
 			have_g = r[0].len == l->g_size;
 			have_m = r[1].len == l->m_size;
@@ -814,7 +790,7 @@ int pm_gor_inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint6
 			gm = u64_at(gb, l->g_m);
 			on_stack = u64_at(gb, 0) <= sp && sp < u64_at(gb, 8);
 			if (!(have_m && gm == cm))
-				have_m = good_ptr(gm) && !read1(g, pid, gm, mb, l->m_size);
+				have_m = pm_go_ptr_ok(gm) && !read1(g, pid, gm, mb, l->m_size);
 		}
 		if (have_g && have_m && u64_at(mb, l->m_procid) == (uint64_t)(uint32_t)tid) {
 			uint64_t g0 = u64_at(mb, 0), gs = u64_at(mb, l->m_gsignal);
@@ -867,13 +843,13 @@ int pm_gor_inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint6
 		curg = u64_at(mb, l->m_curg);
 		g->st_fallback++;
 		/* still running there: SP is on its stack, or on g0's (C called through cgo) */
-		if (!good_ptr(curg) || read1(g, pid, curg, cb, l->g_size))
+		if (!pm_go_ptr_ok(curg) || read1(g, pid, curg, cb, l->g_size))
 			return -EINVAL;
 		if (!(u64_at(cb, 0) <= sp && sp < u64_at(cb, 8))) {
 			uint64_t g0 = u64_at(mb, 0);
 			uint8_t sb[16];
 
-			if (!good_ptr(g0) || read1(g, pid, g0, sb, sizeof(sb)) ||
+			if (!pm_go_ptr_ok(g0) || read1(g, pid, g0, sb, sizeof(sb)) ||
 			    !(pm_le64(sb) <= sp && sp < pm_le64(sb + 8)))
 				return -EINVAL;
 			sys = true;
@@ -886,7 +862,7 @@ int pm_gor_inspect_g(struct pm_gor *g, pid_t pid, pid_t tid, uint64_t r14, uint6
 	if (!curg)
 		return -ENOENT;
 	if (!ub) {
-		if (!good_ptr(curg) || read1(g, pid, curg, cb, l->g_size))
+		if (!pm_go_ptr_ok(curg) || read1(g, pid, curg, cb, l->g_size))
 			return -EINVAL;
 		ub = cb;
 	}

@@ -35,7 +35,7 @@ int pm_cap_finish(struct session *s);
 int pm_cap_read(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t len);
 /*
  * A value the session computed live and a replay must see the same
- * (@key: an address below 4096, which no program maps; goroutine.h's
+ * (@key: an address below PM_NULL_PAGE, which no program maps; goroutine.h's
  * PM_GOR_CLOCK_ADDR is 8): live, @buf logged with --raw; at replay, read
  * back into @buf.  0 or -EFAULT.
  */

@@ -14,6 +14,7 @@
 #include "session/capture.h"
 #include "symbols/elfimg.h"
 #include "symbols/gopclntab.h"
+#include "goruntime/gocode.h"
 #include "goruntime/goroutine.h"
 #include "symbols/maps.h"
 #include "profile/profile.h"
@@ -202,24 +203,15 @@ static int probe_for(const char *path, struct pm_evt_spec *sp, int *kind, uint64
 	char text[4200], perr[600];
 	struct pm_elf *e = NULL;
 	struct pm_go *go = NULL;
-	const char *ver;
-	unsigned major = 0, minor = 0;
 	uint64_t rate_va = 0, off_va = 0, site_va = 0;
 	int64_t probe_va;
-	int rc = -1, off;
+	int rc = -1, off, minor;
 
 	*kind = 0;
 	*rate_at = *site_at = 0;
-	e = pm_elf_open(path);
-	if (!e || pm_elf_machine(e) != EM_X86_64 || pm_go_open(&go, e) != 0) {
-		snprintf(err, errlen, "%s is not a Go program for x86-64", path);
+	minor = pm_gocode_open(path, 17, &e, &go, err, errlen);
+	if (minor < 0)
 		goto out;
-	}
-	ver = pm_go_version(go);
-	if (!ver || sscanf(ver, "go%u.%u", &major, &minor) != 2 || major != 1 || minor < 17) {
-		snprintf(err, errlen, "Go version '%s' of %s is not known", ver ? ver : "", path);
-		goto out;
-	}
 	snprintf(text, sizeof(text), "uprobe:%s:runtime.mProf_Malloc", path);
 	if (pm_evt_parse(text, sp, perr, sizeof(perr)) < 0) {
 		snprintf(err, errlen, "%s", perr);

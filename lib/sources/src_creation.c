@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "session/attach.h"
+#include "goruntime/gocode.h"
 #include "goruntime/goroutine.h"
 #include "profile/profile.h"
 #include "session/session.h"
@@ -51,8 +52,8 @@ static int probe_for(const char *path, struct pm_evt_spec *sp, char *err, size_t
 	char ver[64];
 	struct pm_gor_layout l;
 
-	if (pm_evt_uprobe_before_call(path, "runtime.newproc.func1", "runtime.runqput", sp, ver,
-				      sizeof(ver), err, errlen) < 0)
+	if (pm_gocode_probe_before_call(path, "runtime.newproc.func1", "runtime.runqput", sp, ver,
+					sizeof(ver), err, errlen) < 0)
 		return -1;
 	if (pm_gor_layout_dwarf(path, ver, &l) != 0 && pm_gor_layout_version(ver, &l) != 0) {
 		snprintf(err, errlen, "Go version '%s' of %s is not known", ver, path);

@@ -21,6 +21,7 @@
 #include "capture/datafile.h"
 #include "symbols/elfimg.h"
 #include "symbols/gopclntab.h"
+#include "goruntime/gocode.h"
 #include "base/idtab.h"
 #include "symbols/maps.h"
 #include "profile/profile.h"
@@ -132,7 +133,7 @@ static void inuse_begin(struct session *s)
 /* The reads go through the capture (capture.h): logged with --raw, served at replay. */
 static bool readv1(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	if (!addr || addr >= (1ULL << 56) || !len)
+	if (!pm_go_addr_ok(addr) || !len)
 		return false;
 	return pm_cap_read(s, pid, addr, buf, len) == 0;
 }
@@ -147,7 +148,7 @@ static bool readv_n(struct session *s, pid_t pid, const uint64_t *addr, size_t n
 		size_t k = n - i < BATCH ? n - i : BATCH;
 
 		for (size_t j = 0; j < k; j++) {
-			if (!addr[i + j] || addr[i + j] >= (1ULL << 56))
+			if (!pm_go_addr_ok(addr[i + j]))
 				return false;
 			r[j].addr = addr[i + j];
 			r[j].buf = buf + (i + j) * len;
@@ -163,64 +164,47 @@ static bool readv_n(struct session *s, pid_t pid, const uint64_t *addr, size_t n
 
 /* ---- where the records are ---- */
 
-/* The function named @name in gopclntab: its code (its bytes in @e), or NULL. */
-static const uint8_t *func_code(const struct pm_elf *e, const struct pm_go *go, const char *name,
-				uint64_t *entry, size_t *len)
-{
-	size_t n = pm_go_nfuncs(go);
-
-	for (size_t i = 0; i < n; i++) {
-		uint64_t end;
-
-		if (strcmp(pm_go_func_name(go, (long)i), name) != 0)
-			continue;
-		*entry = pm_go_func_entry(go, (long)i);
-		end = i + 1 < n ? pm_go_func_entry(go, (long)(i + 1)) : pm_go_text_end(go);
-		if (end <= *entry || end - *entry > 65536)
-			return NULL;
-		*len = (size_t)(end - *entry);
-		return pm_elf_vaddr_bytes(e, *entry, *len);
-	}
-	return NULL;
-}
-
 /*
  * The one address function @name loads RIP-relative with a MOV of @wide
- * (64-bit: REX.W 8b; else 32-bit: 8b with no REX.W) and a ModRM of
- * disp32(RIP); 0 when none or several.
+ * (gocode.h); 0 when none or several.
  */
 static uint64_t load_target(const struct pm_elf *e, const struct pm_go *go, const char *name,
 			    bool wide)
 {
-	uint64_t entry, found = 0;
-	size_t len;
-	const uint8_t *b = func_code(e, go, name, &entry, &len);
+	uint64_t entry = 0;
+	size_t len = 0;
+	const uint8_t *b = pm_gocode_func(e, go, name, &entry, &len);
 
-	for (size_t i = 0; b && i + 7 <= len; i++) {
-		bool rex = (b[i] & 0xf0) == 0x40, w = rex && (b[i] & 0x08);
-		size_t o = rex ? i + 1 : i;
-		uint64_t at;
-
-		if (w != wide || o + 6 > len || b[o] != 0x8b || (b[o + 1] & 0xc7) != 0x05)
-			continue;
-		if (!rex && i > 0 && (b[i - 1] & 0xf0) == 0x40)
-			continue; /* the opcode of an instruction with a REX prefix seen at i - 1 */
-		at = entry + o + 6 + (uint64_t)(int64_t)(int32_t)pm_le32(b + o + 2);
-		if (found && found != at)
-			return 0;
-		found = at;
-	}
-	return found;
+	return pm_gocode_mov_once(b, len, entry, wide);
 }
 
-/* DWARF: the byte size of the runtime's structure @name; 0 when not there. */
+/* The byte sizes of the runtime's heap records, from DWARF */
+struct rec_sizes {
+	uint64_t bucket, cycle;
+};
+
+static bool rec_size(Dwarf_Die *d, const char *name, void *arg)
+{
+	struct rec_sizes *z = arg;
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	if (dwarf_attr(d, DW_AT_byte_size, &a) && dwarf_formudata(&a, &w) == 0) {
+		if (!strcmp(name, "runtime.bucket"))
+			z->bucket = w;
+		else if (!strcmp(name, "runtime.memRecordCycle"))
+			z->cycle = w;
+	}
+	return z->bucket && z->cycle;
+}
+
+/* DWARF: the byte sizes of runtime.bucket and runtime.memRecordCycle; 0 when not there. */
 static void dwarf_sizes(const char *path, uint64_t *bucket, uint64_t *cycle)
 {
+	struct rec_sizes z = { 0, 0 };
 	Dwarf *dw;
 	Elf *elf;
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-	int fd, guard = 0;
+	int fd;
 
 	*bucket = *cycle = 0;
 	fd = pm_open_regular(path);
@@ -229,32 +213,9 @@ static void dwarf_sizes(const char *path, uint64_t *bucket, uint64_t *cycle)
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
-	while (dw && !(*bucket && *cycle) && guard++ < 100000 &&
-	       dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu, d;
-		const char *name;
-		int k = 0;
-
-		if (!dwarf_offdie(dw, off + hsize, &cu))
-			break;
-		off = next;
-		name = dwarf_diename(&cu);
-		if (!name || strcmp(name, "runtime") != 0 || dwarf_child(&cu, &d) != 0)
-			continue;
-		do {
-			const char *nm;
-			Dwarf_Attribute a;
-			Dwarf_Word w;
-
-			if (dwarf_tag(&d) != DW_TAG_structure_type || !(nm = dwarf_diename(&d)) ||
-			    !dwarf_attr(&d, DW_AT_byte_size, &a) || dwarf_formudata(&a, &w) != 0)
-				continue;
-			if (!strcmp(nm, "runtime.bucket"))
-				*bucket = w;
-			else if (!strcmp(nm, "runtime.memRecordCycle"))
-				*cycle = w;
-		} while (!(*bucket && *cycle) && dwarf_siblingof(&d, &d) == 0 && ++k < 1000000);
-	}
+	pm_gocode_runtime_structs(dw, rec_size, &z);
+	*bucket = z.bucket;
+	*cycle = z.cycle;
 	if (dw)
 		dwarf_end(dw);
 	if (elf)
@@ -276,8 +237,8 @@ static void setup(struct session *s, struct iproc *p)
 	struct pm_elf *e = NULL;
 	struct pm_go *go = NULL;
 	const char *ver;
-	unsigned major = 0, minor = 0;
 	uint64_t dsz_bucket, dsz_cycle;
+	int minor;
 
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)p->pid);
 	free(p->path);
@@ -300,13 +261,13 @@ static void setup(struct session *s, struct iproc *p)
 	}
 	if (!p->path)
 		return; /* not there yet, or gone: tried again at the next read */
-	e = pm_elf_open(p->path);
-	if (!e || pm_elf_machine(e) != EM_X86_64 || pm_go_open(&go, e) != 0) {
+	if (pm_gocode_open(p->path, -1, &e, &go, why, sizeof(why)) < 0) {
 		say_off(p, "not a Go program for x86-64");
 		goto out;
 	}
 	ver = pm_go_version(go);
-	if (!ver || sscanf(ver, "go%u.%u", &major, &minor) != 2 || major != 1 || minor < 19) {
+	minor = pm_go_version_minor(ver);
+	if (minor < 19) {
 		snprintf(why, sizeof(why), "Go version '%s': --inuse reads Go 1.19 and later",
 			 ver ? ver : "");
 		say_off(p, why);

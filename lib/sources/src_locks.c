@@ -12,6 +12,7 @@
 #include "session/capture.h"
 #include "symbols/elfimg.h"
 #include "symbols/gopclntab.h"
+#include "goruntime/gocode.h"
 #include "goruntime/goroutine.h"
 #include "symbols/maps.h"
 #include "profile/profile.h"
@@ -168,106 +169,6 @@ struct locks {
 	double hcarry;
 };
 
-/* Length of "add rsp, imm; [pop rbp;] ret" at @b (with @left bytes), 0 if not one. */
-static size_t epilogue_len(const uint8_t *b, size_t left)
-{
-	size_t i;
-
-	if (left >= 4 && b[0] == 0x48 && b[1] == 0x83 && b[2] == 0xc4)
-		i = 4;
-	else if (left >= 7 && b[0] == 0x48 && b[1] == 0x81 && b[2] == 0xc4)
-		i = 7;
-	else
-		return 0;
-	if (i < left && b[i] == 0x5d)
-		i++;
-	return i < left && b[i] == 0xc3 ? i + 1 : 0;
-}
-
-/*
- * The exit probe's address: lockSlow's one epilogue.  The stack check's
- * jbe (right before @probe_va, the entry probe) jumps to the morestack
- * call that the compiler puts right after the function's last block; that
- * block ends with the epilogue, and it must be the only one in the
- * function (else 0: the returns are not all known).
- */
-static uint64_t exit_addr(const struct pm_elf *e, uint64_t entry, uint64_t probe_va)
-{
-	const uint8_t *b;
-	uint64_t target, hit = 0;
-	unsigned hits = 0;
-
-	if (probe_va < entry + 6 || probe_va - entry > 32)
-		return 0;
-	b = pm_elf_vaddr_bytes(e, probe_va - 6, 6);
-	if (!b)
-		return 0;
-	if (b[0] == 0x0f && b[1] == 0x86) {
-		int32_t rel;
-
-		memcpy(&rel, b + 2, 4);
-		target = probe_va + (uint64_t)(int64_t)rel;
-	} else if (b[4] == 0x76) {
-		target = probe_va + (uint64_t)(int64_t)(int8_t)b[5];
-	} else {
-		return 0;
-	}
-	if (target <= probe_va || target - probe_va > 65536)
-		return 0;
-	b = pm_elf_vaddr_bytes(e, entry, (size_t)(target - entry));
-	if (!b || b[target - entry - 1] != 0xc3)
-		return 0;
-	for (uint64_t i = probe_va - entry; i < target - entry; i++) {
-		size_t l = epilogue_len(b + i, (size_t)(target - entry - i));
-
-		if (l && entry + i + l == target)
-			hit = entry + i;
-		hits += l != 0;
-	}
-	return hits == 1 ? hit : 0;
-}
-
-/* The index of the function @name in @go's table, -1 if none. */
-static long find_func(const struct pm_go *go, const char *name)
-{
-	for (size_t i = 0; i < pm_go_nfuncs(go) && i < 2000000; i++) {
-		const char *f = pm_go_func_name(go, (long)i);
-
-		if (f && !strcmp(f, name))
-			return (long)i;
-	}
-	return -1;
-}
-
-/*
- * The one "call rel32" to @callee in the function at @entry (up to the
- * next function's entry, @end): its address, 0 if none or several.
- */
-static uint64_t call_site(const struct pm_elf *e, uint64_t entry, uint64_t end, uint64_t callee)
-{
-	const uint8_t *b;
-	uint64_t site = 0;
-	unsigned hits = 0;
-
-	if (end <= entry || end - entry > 65536)
-		return 0;
-	b = pm_elf_vaddr_bytes(e, entry, (size_t)(end - entry));
-	if (!b)
-		return 0;
-	for (uint64_t i = 0; i + 5 <= end - entry; i++) {
-		int32_t rel;
-
-		if (b[i] != 0xe8)
-			continue;
-		memcpy(&rel, b + i + 1, 4);
-		if (entry + i + 5 + (uint64_t)(int64_t)rel == callee) {
-			site = entry + i;
-			hits++;
-		}
-	}
-	return hits == 1 ? site : 0;
-}
-
 /*
  * The entry and exit probes on @path's function fns[@k]: 0, 1 when it is
  * optional and absent, -1 with @err.
@@ -278,29 +179,24 @@ static int probes_for(const char *path, size_t k, struct pm_evt_spec *in, struct
 	char text[4200], perr[600];
 	struct pm_elf *e = NULL;
 	struct pm_go *go = NULL;
-	const char *ver, *fn;
-	unsigned major = 0, minor = 0;
+	const char *fn;
+	const uint8_t *code;
 	uint64_t entry = 0, ex;
+	size_t len;
+	int minor;
 	int64_t probe_va;
 	long fi = -1;
 	int rc = -1;
 
-	e = pm_elf_open(path);
-	if (!e || pm_elf_machine(e) != EM_X86_64 || pm_go_open(&go, e) != 0) {
-		snprintf(err, errlen, "%s is not a Go program for x86-64", path);
+	minor = pm_gocode_open(path, 17, &e, &go, err, errlen);
+	if (minor < 0)
 		goto out;
-	}
-	ver = pm_go_version(go);
-	if (!ver || sscanf(ver, "go%u.%u", &major, &minor) != 2 || major != 1 || minor < 17) {
-		snprintf(err, errlen, "Go version '%s' of %s is not known", ver ? ver : "", path);
-		goto out;
-	}
-	if (fns[k].upto && minor > fns[k].upto) {
+	if (fns[k].upto && (unsigned)minor > fns[k].upto) {
 		rc = 1; /* a later Go: not this way */
 		goto out;
 	}
 	fn = minor >= 24 && fns[k].name24 ? fns[k].name24 : fns[k].name;
-	fi = find_func(go, fn);
+	fi = pm_go_func_by_name(go, fn);
 	if (fi < 0 && fns[k].optional) {
 		rc = 1;
 		goto out;
@@ -320,9 +216,12 @@ static int probes_for(const char *path, size_t k, struct pm_evt_spec *in, struct
 		goto args; /* its entry only */
 	if (fns[k].callee) { /* the call of the sleep and its return, in the same segment */
 		const char *cn = minor >= 24 && fns[k].callee24 ? fns[k].callee24 : fns[k].callee;
-		long ci = find_func(go, cn);
-		uint64_t end = fi + 1 < (long)pm_go_nfuncs(go) ? pm_go_func_entry(go, fi + 1) : 0;
-		uint64_t site = ci >= 0 && end ? call_site(e, entry, end, pm_go_func_entry(go, ci)) : 0;
+		long ci = pm_go_func_by_name(go, cn);
+		uint64_t site = 0;
+
+		code = pm_gocode_bytes(e, go, fi, PM_GO_MAX_FUNC_LEN, &len);
+		if (ci >= 0 && code)
+			site = pm_gocode_call_once(code, len, entry, pm_go_func_entry(go, ci));
 
 		if (!site || probe_va <= 0 || site < (uint64_t)probe_va) {
 			snprintf(err, errlen, "%s: the call of %s in %s not found in its code", path, cn,
@@ -339,7 +238,7 @@ static int probes_for(const char *path, size_t k, struct pm_evt_spec *in, struct
 			 site + 5 - entry);
 		goto args;
 	}
-	ex = probe_va > 0 ? exit_addr(e, entry, (uint64_t)probe_va) : 0;
+	ex = probe_va > 0 ? pm_gocode_one_epilogue(e, entry, (uint64_t)probe_va) : 0;
 	if (!ex || pm_go_find(go, ex) != fi) {
 		snprintf(err, errlen, "%s: the return of %s not found in its code", path, fn);
 		goto out;

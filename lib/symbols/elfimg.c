@@ -469,6 +469,17 @@ const uint8_t *pm_elf_vaddr_bytes(const struct pm_elf *e, uint64_t vaddr, size_t
 	return NULL;
 }
 
+int64_t pm_elf_vaddr_to_offset(const struct pm_elf *e, uint64_t vaddr)
+{
+	for (size_t i = 0; i < pm_elf_nsegments(e); i++) {
+		const struct pm_elf_segment *sg = pm_elf_segment_at(e, i);
+
+		if (vaddr >= sg->vaddr && vaddr - sg->vaddr < sg->filesz)
+			return (int64_t)(vaddr - sg->vaddr + sg->offset);
+	}
+	return -1;
+}
+
 int64_t pm_elf_offset_to_vaddr(const struct pm_elf *e, uint64_t off)
 {
 	/* Exact containment first, then the page-aligned start a mapping would use. */

@@ -57,6 +57,8 @@ const uint8_t *pm_elf_vaddr_bytes(const struct pm_elf *e, uint64_t vaddr, size_t
 
 /* ELF vaddr for a file offset (through the PT_LOAD that holds it); -1 when none. */
 int64_t pm_elf_offset_to_vaddr(const struct pm_elf *e, uint64_t off);
+/* The file offset of ELF vaddr @vaddr (through the PT_LOAD that holds it); -1 when none. */
+int64_t pm_elf_vaddr_to_offset(const struct pm_elf *e, uint64_t vaddr);
 
 /* The libelf handle, for libdw (CFI, DWARF lines); lives as long as @e. */
 struct Elf *pm_elf_libelf(const struct pm_elf *e);

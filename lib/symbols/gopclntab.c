@@ -654,11 +654,9 @@ int pm_go_open(struct pm_go **out, const struct pm_elf *e)
 		 * inline tree to 4; older trees have another entry layout, and
 		 * are not expanded.
 		 */
-		unsigned minor = 0;
+		int minor = pm_go_version_minor(go->version);
 
-		if (strncmp(go->version, "go1.", 4) == 0)
-			minor = (unsigned)strtoul(go->version + 4, NULL, 10);
-		go->inl_funcdata = minor == 0 || minor >= 12 ? 4 : -1;
+		go->inl_funcdata = minor <= 0 || minor >= 12 ? 4 : -1;
 	}
 	*out = go;
 	return 0;
@@ -678,6 +676,19 @@ void pm_go_free(struct pm_go *go)
 const char *pm_go_version(const struct pm_go *go)
 {
 	return go->version;
+}
+
+int pm_go_version_minor(const char *version)
+{
+	char *end;
+	long minor;
+
+	if (!version || strncmp(version, "go1.", 4) != 0)
+		return -1;
+	minor = strtol(version + 4, &end, 10);
+	if (end == version + 4 || minor < 0 || minor > 1000)
+		return -1;
+	return (int)minor;
 }
 
 uint32_t pm_go_magic(const struct pm_go *go)
@@ -792,6 +803,24 @@ const char *pm_go_func_name(const struct pm_go *go, long idx)
 	if (!valid_idx(go, idx))
 		return NULL;
 	return name_at(go, func_field(go, func_rec(go, idx), F_NAME));
+}
+
+long pm_go_func_by_name(const struct pm_go *go, const char *name)
+{
+	for (size_t i = 0; i < go->nfunc && i < PM_GO_MAX_FUNCS; i++) {
+		const char *f = pm_go_func_name(go, (long)i);
+
+		if (f && !strcmp(f, name))
+			return (long)i;
+	}
+	return -1;
+}
+
+uint64_t pm_go_func_end(const struct pm_go *go, long idx)
+{
+	if (!valid_idx(go, idx))
+		return 0;
+	return (size_t)idx + 1 < go->nfunc ? go->funcs[idx + 1].entry : go->text_end;
 }
 
 unsigned pm_go_func_flags(const struct pm_go *go, long idx)

@@ -67,6 +67,19 @@ uint64_t pm_go_text_end(const struct pm_go *go);
 size_t pm_go_nfuncs(const struct pm_go *go);
 
 /*
+ * The most functions a lookup by name walks: more than any real binary has
+ * (a large one, ~200 000), so that a hostile table cannot make every lookup
+ * of a probe's function walk billions of entries.
+ */
+#define PM_GO_MAX_FUNCS 2000000
+
+/*
+ * The N of a version "go1.N[...]" (pm_go_version()), -1 when @version is
+ * NULL or not of that form.  Every "Go 1.N and later" check goes through it.
+ */
+int pm_go_version_minor(const char *version);
+
+/*
  * Index of the function containing ELF vaddr @pc, or -1.  (Link-time
  * addresses: the caller removes the load bias of PIE binaries.)
  */
@@ -74,6 +87,17 @@ long pm_go_find(const struct pm_go *go, uint64_t pc);
 uint64_t pm_go_func_entry(const struct pm_go *go, long idx);
 const char *pm_go_func_name(const struct pm_go *go, long idx);
 unsigned pm_go_func_flags(const struct pm_go *go, long idx); /* enum pm_go_func_flags */
+
+/*
+ * The index of the first function named exactly @name, among the first
+ * PM_GO_MAX_FUNCS of the table; -1 when none.
+ */
+long pm_go_func_by_name(const struct pm_go *go, const char *name);
+/*
+ * Where function @idx ends: the next function's entry, the text's end for
+ * the last one; 0 when @idx is not in the table.
+ */
+uint64_t pm_go_func_end(const struct pm_go *go, long idx);
 
 /*
  * SP delta at @pc in function @idx: bytes the function has pushed below the

@@ -199,7 +199,7 @@ size_t pm_unw_vdso_chain(struct pm_unw *u, const struct pm_unw_input *in,
 	if (!in->chain || in->chain_len < 2)
 		return 0;
 	for (k = 1; k < in->chain_len && k < 4; k++) {
-		if (in->chain[k] < 4096 || pm_unw_lookup(u, in->chain[k] - 1, &cf) < 0)
+		if (in->chain[k] < PM_NULL_PAGE || pm_unw_lookup(u, in->chain[k] - 1, &cf) < 0)
 			return 0;
 		if (cf.entry == f->entry || !(cf.flags & PM_UNW_F_GO))
 			continue; /* @f's own return address, the vDSO's frames */
@@ -336,7 +336,7 @@ static uint64_t find_callee(struct pm_unw *u, const struct pm_unw_input *in, uin
 	uint64_t c, end;
 	int32_t rel;
 
-	if (ra_caller < 4096 || in->read_mem(in->read_arg, ra_caller - 5, code, 5) != 0 ||
+	if (ra_caller < PM_NULL_PAGE || in->read_mem(in->read_arg, ra_caller - 5, code, 5) != 0 ||
 	    code[0] != 0xe8)
 		return 0;
 	memcpy(&rel, code + 1, 4);
@@ -384,8 +384,9 @@ size_t pm_unw_chain_cross(struct pm_unw *u, struct walk *w, const struct pm_unw_
 		for (size_t i = 2; i <= nw && !ra; i++) {
 			uint64_t r = words[nw - i];
 
-			if (r < 4096 || pm_unw_lookup(u, r - 1, &cf) < 0 || !(cf.flags & PM_UNW_F_GO) ||
-			    cf.spdelta < 0 || (uint64_t)cf.spdelta != 8 * i)
+			if (r < PM_NULL_PAGE || pm_unw_lookup(u, r - 1, &cf) < 0 ||
+			    !(cf.flags & PM_UNW_F_GO) || cf.spdelta < 0 ||
+			    (uint64_t)cf.spdelta != 8 * i)
 				continue;
 			/* morestack: below it the return into f's prologue, f's frame not set up */
 			if (more && (i == nw || pm_unw_lookup(u, words[nw - i - 1], &nf) < 0 ||

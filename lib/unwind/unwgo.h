@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "unwind/unwind.h"
 
 #define CACHE_BITS 12
@@ -94,7 +95,7 @@ struct walk {
 /* A plausible user-space pointer to an 8-byte aligned object. */
 static inline bool good_ptr(uint64_t p)
 {
-	return p >= 4096 && !(p & 7) && p < (1ULL << 47);
+	return p >= PM_NULL_PAGE && !(p & 7) && p < PM_USER_END;
 }
 
 /* shared by unwind.c and unwgo.c (unwind.c) */
