@@ -257,7 +257,7 @@ void pm_cap_begin(struct session *s)
 	meta.wall_hz = s->cfg->wall_hz;
 	if (s->cfg->inuse)
 		meta.flags |= PM_DATA_INUSE;
-	meta.t0_wall_ns = pm_wall_ns();
+	meta.t0_wall_ns = s->t0_wall = pm_wall_ns();
 	meta.type = s->spec[0].type;
 	meta.config = s->spec[0].config;
 	meta.stack_size = s->cfg->stack_size;

@@ -328,6 +328,15 @@ static int prepare(struct session *s, const char *output)
 	return 0;
 }
 
+/*
+ * The profile's start time: when the events are open, or with --raw the
+ * capture's (taken as they opened), so that a replay says the same time.
+ */
+static uint64_t start_time(const struct session *s)
+{
+	return s->t0_wall ? s->t0_wall : pm_wall_ns();
+}
+
 /* Attached: the events opened on every target, and the clock started. */
 static int start_attached(struct session *s, struct run *r)
 {
@@ -338,7 +347,7 @@ static int start_attached(struct session *s, struct run *r)
 			   strerror(-s->cap_err));
 		return -1;
 	}
-	r->t0_wall = pm_wall_ns();
+	r->t0_wall = start_time(s);
 	s->t_start = pm_now_ns();
 	if (!s->cfg->quiet)
 		pm_att_summary(s);
@@ -388,7 +397,7 @@ static int start_command(struct session *s, struct run *r)
 	 */
 	if (s->gor)
 		pm_gor_layout_warm(r->path);
-	r->t0_wall = pm_wall_ns();
+	r->t0_wall = start_time(s);
 	s->t_start = pm_now_ns();
 	s->cmd_pid = pm_target_pid(r->tgt);
 	rc = pm_target_start(r->tgt);

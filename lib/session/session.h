@@ -107,6 +107,7 @@ struct session {
 	uint64_t complete, bad_records;
 	uint64_t lost_said;      /* live: the records lost that PERF_RECORD_LOST said */
 	uint64_t t_start;
+	uint64_t t0_wall;        /* live, --raw: the capture's start time, the profile's too */
 	uint64_t duration_ns;    /* live: the recording's, as its profile has it (0 until then) */
 
 	/* capture (live, --raw) and replay: capture.c */
