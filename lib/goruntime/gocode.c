@@ -12,31 +12,30 @@
 #include "symbols/elfimg.h"
 #include "symbols/gopclntab.h"
 
-int pm_gocode_open(const char *path, int min_minor, struct pm_elf **e, struct pm_go **go, char *err,
-		   size_t errlen)
+int pm_gocode_open(const char *path, int min_minor, struct pm_elf **e, struct pm_go **go,
+		   int *minor, char *err, size_t errlen)
 {
 	const char *ver;
-	int minor;
 
 	*go = NULL;
 	*e = pm_elf_open(path);
 	if (!*e || pm_elf_machine(*e) != EM_X86_64 || pm_go_open(go, *e) != 0) {
-		snprintf(err, errlen, "%s is not a Go program for x86-64", path);
+		pm_seterr(err, errlen, "%s is not a Go program for x86-64", path);
 		pm_elf_free(*e);
 		*e = NULL;
 		return -ENOEXEC;
 	}
 	ver = pm_go_version(*go);
-	minor = pm_go_version_minor(ver);
-	if (minor < min_minor) {
-		snprintf(err, errlen, "Go version '%s' of %s is not known", ver ? ver : "", path);
+	*minor = pm_go_version_minor(ver);
+	if (*minor < min_minor) {
+		pm_seterr(err, errlen, "Go version '%s' of %s is not known", ver ? ver : "", path);
 		pm_go_free(*go);
 		pm_elf_free(*e);
 		*go = NULL;
 		*e = NULL;
 		return -ENOTSUP;
 	}
-	return minor;
+	return 0;
 }
 
 const uint8_t *pm_gocode_bytes(const struct pm_elf *e, const struct pm_go *go, long idx, size_t max,

@@ -47,13 +47,13 @@ static inline bool pm_go_ptr_ok(uint64_t p)
 
 /*
  * @path's ELF image and Go function table, for reading and probing its
- * code: the minor N of its "go1.N" (-1: unknown), at least @min_minor;
- * else (*@e and *@go NULL, @err saying why) -ENOEXEC when it is no Go
- * program for x86-64, -ENOTSUP when its Go is older or unknown.  The
- * caller frees both (pm_go_free(), pm_elf_free()).
+ * code, and in *@minor the N of its "go1.N" (-1: unknown), at least
+ * @min_minor: 0; else (*@e and *@go NULL, @err saying why) -ENOEXEC when
+ * it is no Go program for x86-64, -ENOTSUP when its Go is older or
+ * unknown.  The caller frees both (pm_go_free(), pm_elf_free()).
  */
-int pm_gocode_open(const char *path, int min_minor, struct pm_elf **e, struct pm_go **go, char *err,
-		   size_t errlen);
+int pm_gocode_open(const char *path, int min_minor, struct pm_elf **e, struct pm_go **go,
+		   int *minor, char *err, size_t errlen);
 
 /*
  * The code of function @idx of @go, its bytes in @e (*@len of them, from

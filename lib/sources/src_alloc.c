@@ -209,8 +209,7 @@ static int probe_for(const char *path, struct pm_evt_spec *sp, int *kind, uint64
 
 	*kind = 0;
 	*rate_at = *site_at = 0;
-	minor = pm_gocode_open(path, 17, &e, &go, err, errlen);
-	if (minor < 0)
+	if (pm_gocode_open(path, 17, &e, &go, &minor, err, errlen) < 0)
 		goto out;
 	snprintf(text, sizeof(text), "uprobe:%s:runtime.mProf_Malloc", path);
 	if (pm_evt_parse(text, sp, perr, sizeof(perr)) < 0) {

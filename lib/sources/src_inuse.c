@@ -261,12 +261,11 @@ static void setup(struct session *s, struct iproc *p)
 	}
 	if (!p->path)
 		return; /* not there yet, or gone: tried again at the next read */
-	if (pm_gocode_open(p->path, -1, &e, &go, why, sizeof(why)) < 0) {
+	if (pm_gocode_open(p->path, -1, &e, &go, &minor, why, sizeof(why)) < 0) {
 		say_off(p, "not a Go program for x86-64");
 		goto out;
 	}
 	ver = pm_go_version(go);
-	minor = pm_go_version_minor(ver);
 	if (minor < 19) {
 		snprintf(why, sizeof(why), "Go version '%s': --inuse reads Go 1.19 and later",
 			 ver ? ver : "");

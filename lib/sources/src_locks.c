@@ -188,8 +188,7 @@ static int probes_for(const char *path, size_t k, struct pm_evt_spec *in, struct
 	long fi = -1;
 	int rc = -1;
 
-	minor = pm_gocode_open(path, 17, &e, &go, err, errlen);
-	if (minor < 0)
+	if (pm_gocode_open(path, 17, &e, &go, &minor, err, errlen) < 0)
 		goto out;
 	if (fns[k].upto && (unsigned)minor > fns[k].upto) {
 		rc = 1; /* a later Go: not this way */

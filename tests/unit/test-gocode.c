@@ -182,9 +182,9 @@ static int check_fixture(const char *rel)
 	snprintf(path, sizeof(path), "%s", pm_test_fixture(rel));
 	if (access(path, R_OK) != 0)
 		return PM_SKIP;
-	CHECK_INT(pm_gocode_open(path, 1000, &e, &go, err, sizeof(err)), -ENOTSUP);
+	CHECK_INT(pm_gocode_open(path, 1000, &e, &go, &minor, err, sizeof(err)), -ENOTSUP);
 	CHECK(!e && !go && strstr(err, "is not known"));
-	minor = pm_gocode_open(path, 17, &e, &go, err, sizeof(err));
+	CHECK_INT(pm_gocode_open(path, 17, &e, &go, &minor, err, sizeof(err)), 0);
 	CHECK(minor >= 19);
 	CHECK_INT(minor, pm_go_version_minor(pm_go_version(go)));
 	fi = pm_go_func_by_name(go, "runtime.allgadd");
@@ -272,16 +272,17 @@ static int t_not_go(void)
 {
 	struct pm_elf *e = (struct pm_elf *)1;
 	struct pm_go *go = (struct pm_go *)1;
-
 	char err[300] = "";
+	int minor;
 
-	CHECK_INT(pm_gocode_open("/nonexistent/pmuprof", 17, &e, &go, err, sizeof(err)), -ENOEXEC);
+	CHECK_INT(pm_gocode_open("/nonexistent/pmuprof", 17, &e, &go, &minor, err, sizeof(err)),
+		  -ENOEXEC);
 	CHECK(!e && !go);
 	CHECK_STR(err, "/nonexistent/pmuprof is not a Go program for x86-64");
 	if (access("/bin/sh", R_OK) == 0) {
 		e = (struct pm_elf *)1;
 		go = (struct pm_go *)1;
-		CHECK_INT(pm_gocode_open("/bin/sh", -1, &e, &go, err, sizeof(err)), -ENOEXEC);
+		CHECK_INT(pm_gocode_open("/bin/sh", -1, &e, &go, &minor, err, sizeof(err)), -ENOEXEC);
 		CHECK(!e && !go);
 	}
 	pm_gocode_runtime_structs(NULL, NULL, NULL); /* no DWARF: nothing walked */
