@@ -103,10 +103,10 @@ void pm_ses_walk(struct session *s, const struct pm_rec_sample *smp, struct pm_w
 	w->switch_bp = pm_unw_switch_bp(pm_reg_unwinder(s->reg, pid));
 }
 
-struct pm_gor_walk pm_ses_gor_walk(const struct session *s, const struct pm_rec_sample *smp,
-				   const struct pm_walk *w, size_t npcs)
+size_t pm_ses_gor_sample(struct session *s, const struct pm_rec_sample *smp,
+			 const struct pm_walk *w, size_t npcs, size_t n)
 {
-	return (struct pm_gor_walk){
+	struct pm_gor_walk gw = {
 		.pid = w->pid,
 		.tid = (pid_t)smp->tid,
 		.time = smp->time,
@@ -119,6 +119,14 @@ struct pm_gor_walk pm_ses_gor_walk(const struct session *s, const struct pm_rec_
 		.status = w->status,
 		.switch_bp = w->switch_bp,
 	};
+
+	if (!s->gor || !(w->in.regs_valid & (1u << PM_DW_R14)))
+		return n;
+	n = pm_gor_sample(s->gor, s->maps, s->stacks, &gw, s->ids, n, PM_ARRAY_SIZE(s->ids));
+	/* live with --raw: the inspector read the stack copy too, all of it kept */
+	if (s->cap && pm_gor_used_copy(s->gor))
+		s->keep = UINT64_MAX;
+	return n;
 }
 
 static size_t stack_ids(struct session *s, const struct pm_rec_sample *smp,
@@ -155,27 +163,16 @@ static size_t stack_ids(struct session *s, const struct pm_rec_sample *smp,
 		s->ids[n++] = s->cut_frame;
 		s->res->cut++;
 	}
-	if (s->gor && (w->in.regs_valid & (1u << PM_DW_R14))) {
-		struct pm_gor_walk gw = pm_ses_gor_walk(s, smp, w, w->n);
-
-		n = pm_gor_sample(s->gor, s->maps, s->stacks, &gw, s->ids, n, PM_ARRAY_SIZE(s->ids));
-	}
-	return n;
+	return pm_ses_gor_sample(s, smp, w, w->n, n);
 }
 
 size_t pm_ses_stack_ids(struct session *s, const struct pm_rec_sample *smp,
 			const struct pm_walk *w)
 {
-	size_t n;
-
 	/* live with --raw: the stack copy's bytes the walk read, kept for the replay */
 	if (s->cap)
 		s->keep = pm_cap_keep(s, &w->in, w->pid, w->n, w->status);
-	n = stack_ids(s, smp, w);
-	/* the goroutine inspector read the copy too: all of it kept */
-	if (s->cap && pm_gor_used_copy(s->gor))
-		s->keep = UINT64_MAX;
-	return n;
+	return stack_ids(s, smp, w);
 }
 
 /* The event of a record's id: its index (0 when there is one event, or the id is not known). */

@@ -151,17 +151,22 @@ void pm_ses_err(struct pm_record_result *res, enum pm_record_err err, const char
 void pm_ses_layout(struct session *s);
 /* Unwind @smp: the user stack into s->pcs, the kernel's into s->kchain. */
 void pm_ses_walk(struct session *s, const struct pm_rec_sample *smp, struct pm_walk *w);
-/* @smp walked into @w, its first @npcs pcs, as the goroutine inspector takes it. */
-struct pm_gor_walk pm_ses_gor_walk(const struct session *s, const struct pm_rec_sample *smp,
-				   const struct pm_walk *w, size_t npcs);
+/*
+ * The goroutine's frames of @smp, walked into @w (its first @npcs pcs),
+ * appended to s->ids[0..n) by pm_gor_sample() when the inspector is on
+ * and the sample has R14; the new count.  Live with --raw, a stack copy
+ * the inspector read is kept whole (s->keep).
+ */
+size_t pm_ses_gor_sample(struct session *s, const struct pm_rec_sample *smp,
+			 const struct pm_walk *w, size_t npcs, size_t n);
 /*
  * The frames of @smp, walked into @w, as ids in s->ids: the kernel's, the
  * user's (a return address equal to the one below is the same frame: a
  * recursion), the cut marker where the walk did not complete (counted),
  * then the goroutine's (pm_gor_sample(): id, labels, creators).  Returns
  * how many.  Live with --raw, it also decides how much of the sample's
- * stack copy the capture keeps (s->keep): what the walk and the
- * goroutine inspector read of it.
+ * stack copy the capture keeps (s->keep): what the walk read of it, all
+ * of it where the goroutine inspector read it (pm_ses_gor_sample()).
  */
 size_t pm_ses_stack_ids(struct session *s, const struct pm_rec_sample *smp,
 			const struct pm_walk *w);

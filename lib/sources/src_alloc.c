@@ -599,11 +599,7 @@ static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 		s->ids[k++] = s->cut_frame;
 		s->res->cut++;
 	}
-	if (s->gor && (w.in.regs_valid & (1u << PM_DW_R14))) { /* goroutines: creators, labels */
-		struct pm_gor_walk gw = pm_ses_gor_walk(s, smp, &w, n);
-
-		k = pm_gor_sample(s->gor, s->maps, s->stacks, &gw, s->ids, k, PM_ARRAY_SIZE(s->ids));
-	}
+	k = pm_ses_gor_sample(s, smp, &w, n, k); /* goroutines: creators, labels */
 	if (s->cfg && s->cfg->inuse && complete) /* for --inuse: what it saw at this record */
 		seen_add(st, smp->pid, size, s->ids, ku, k);
 	if (k < PM_ARRAY_SIZE(s->ids)) { /* the object's size, the label bytes: a root frame */
