@@ -17,6 +17,7 @@ static const struct {
 	{ "record", cmd_record, "run a command and sample it into a pprof profile" },
 	{ "report", cmd_report, "print a profile: hottest functions or folded stacks" },
 	{ "list", cmd_list, "list the events that open on this machine" },
+	{ "agent", cmd_agent, "profile the host's Go processes, always on, pushed to backends" },
 };
 
 static void usage(FILE *f)

@@ -8,27 +8,12 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "kinds.h"
 #include "events/events.h"
 #include "parse-opt.h"
 #include "session/record.h"
 #include "base/util.h"
 
-enum { OPT_DURATION = 256, OPT_STACK_SIZE, OPT_KERNEL, OPT_RAW, OPT_STRICT = 300 };
-
-enum { OPT_CREATORS = 320, OPT_NO_CREATORS, OPT_WALL }; /* goroutines */
-
-enum { OPT_NO_DROP_PRIVILEGES = 340 }; /* privileges */
-
-enum { OPT_NO_CALLCHAIN = 360 }; /* performance */
-
-enum { OPT_ALL_FRAMES = 370 }; /* the frames Go's tracebacks hide */
-
-enum { OPT_ALLOC = 380, OPT_MEMPROFILERATE, OPT_INUSE }; /* allocations, the live heap */
-enum { OPT_LOCKS = 390, OPT_LOCKS_MAX_RATE };          /* lock contention */
-enum { OPT_OFF_CPU = 395 };                            /* off-CPU time */
-
-#define DEFAULT_CREATORS 8 /* --creators without =N */
-#define DEFAULT_WALL_HZ 20 /* --wall without =HZ */
 
 static const struct pm_opt record_opts[] = {
 	{ 'e', "event", "EVENT", "events to sample, a,b,... (default cycles; cpu-clock without a PMU)" },
@@ -131,16 +116,88 @@ static int parse_ids(const char *arg, const char *what, pid_t **v, size_t *n)
 	return 0;
 }
 
-static int record_opt(int key, const char *arg, void *ctx)
+/* The kinds and how they sample: 0, -1 (said), 1 when @key is none of them. */
+static int kind_opt(int key, const char *arg, struct pm_record_cfg *cfg)
 {
-	struct ropts *r = ctx;
+	unsigned long long v;
+
+	switch (key) {
+	case OPT_STACK_SIZE:
+		if (pm_opt_u64(arg, &v) < 0 || v > 65528 || v % 8) {
+			pm_error("invalid stack size '%s': must be a multiple of 8, 0..65528", arg);
+			return -1;
+		}
+		cfg->stack_size = (uint32_t)v;
+		break;
+	case OPT_STRICT:
+		cfg->strict = true;
+		break;
+	case OPT_KERNEL:
+		cfg->kernel = true;
+		break;
+	case OPT_NO_CALLCHAIN:
+		cfg->no_callchain = true;
+		break;
+	case OPT_ALL_FRAMES:
+		cfg->all_frames = true;
+		break;
+	case OPT_CREATORS:
+		cfg->creators = DEFAULT_CREATORS;
+		break;
+	case OPT_NO_CREATORS:
+		cfg->creators = -1;
+		break;
+	case OPT_WALL:
+		cfg->wall_hz = DEFAULT_WALL_HZ;
+		break;
+	case OPT_ALLOC:
+		cfg->alloc = true;
+		break;
+	case OPT_INUSE:
+		cfg->inuse = true;
+		break;
+	case OPT_LOCKS:
+		cfg->locks = true;
+		break;
+	case OPT_LOCKS_MAX_RATE:
+		if (pm_opt_u64(arg, &v) < 0 || v > 1000000000ULL) {
+			pm_error("invalid --locks-max-rate '%s': must be a number of probe hits per "
+				 "second, 0..1000000000 (0: no limit)",
+				 arg);
+			return -1;
+		}
+		cfg->locks_max_rate = v ? (int64_t)v : -1;
+		cfg->locks = true;
+		break;
+	case OPT_OFF_CPU:
+		cfg->off_cpu = true;
+		break;
+	case OPT_MEMPROFILERATE:
+		if (pm_opt_u64(arg, &v) < 0 || v == 0 || v > 0x7fffffffULL) {
+			pm_error("invalid --memprofilerate '%s': must be a number of bytes, 1..2147483647 "
+				 "(1: every allocation)",
+				 arg);
+			return -1;
+		}
+		cfg->memprofilerate = (int64_t)v;
+		cfg->alloc = true;
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* What to record: the options `record` and `agent` share (cmds.h). */
+int cmd_record_kind_opt(int key, const char *arg, struct pm_record_cfg *cfg, int *freq_given,
+			int *count_given)
+{
 	unsigned long long v;
 	long max;
-	double d;
 
 	switch (key) {
 	case 'e':
-		r->cfg.event = arg;
+		cfg->event = arg;
 		break;
 	case 'F':
 		max = pm_evt_max_sample_rate();
@@ -152,17 +209,32 @@ static int record_opt(int key, const char *arg, void *ctx)
 				 arg, max);
 			return -1;
 		}
-		r->cfg.freq = v;
-		r->freq_given = 1;
+		cfg->freq = v;
+		*freq_given = 1;
 		break;
 	case 'c':
 		if (pm_opt_u64(arg, &v) < 0 || v == 0 || v > (1ULL << 62)) {
 			pm_error("invalid period '%s': must be 1..2^62 events", arg);
 			return -1;
 		}
-		r->cfg.period = v;
-		r->count_given = 1;
+		cfg->period = v;
+		*count_given = 1;
 		break;
+	default:
+		return kind_opt(key, arg, cfg);
+	}
+	return 0;
+}
+
+static int record_opt(int key, const char *arg, void *ctx)
+{
+	struct ropts *r = ctx;
+	double d;
+	int rc = cmd_record_kind_opt(key, arg, &r->cfg, &r->freq_given, &r->count_given);
+
+	if (rc <= 0)
+		return rc;
+	switch (key) {
 	case 'o':
 		if (strcmp(arg, "-") == 0) {
 			/* the command shares our stdout: its output would corrupt the profile */
@@ -179,25 +251,6 @@ static int record_opt(int key, const char *arg, void *ctx)
 		}
 		r->cfg.duration = d;
 		break;
-	case OPT_STACK_SIZE:
-		if (pm_opt_u64(arg, &v) < 0 || v > 65528 || v % 8) {
-			pm_error("invalid stack size '%s': must be a multiple of 8, 0..65528", arg);
-			return -1;
-		}
-		r->cfg.stack_size = (uint32_t)v;
-		break;
-	case OPT_STRICT:
-		r->cfg.strict = true;
-		break;
-	case OPT_KERNEL:
-		r->cfg.kernel = true;
-		break;
-	case OPT_NO_CALLCHAIN:
-		r->cfg.no_callchain = true;
-		break;
-	case OPT_ALL_FRAMES:
-		r->cfg.all_frames = true;
-		break;
 	case OPT_RAW:
 		if (!*arg || strcmp(arg, "-") == 0) {
 			pm_error("invalid --raw '%s': a capture needs a file name", arg);
@@ -205,49 +258,8 @@ static int record_opt(int key, const char *arg, void *ctx)
 		}
 		r->cfg.raw = arg;
 		break;
-	case OPT_CREATORS:
-		r->cfg.creators = DEFAULT_CREATORS;
-		break;
 	case OPT_NO_DROP_PRIVILEGES:
 		r->cfg.keep_privileges = true;
-		break;
-	case OPT_NO_CREATORS:
-		r->cfg.creators = -1;
-		break;
-	case OPT_WALL:
-		r->cfg.wall_hz = DEFAULT_WALL_HZ;
-		break;
-	case OPT_ALLOC:
-		r->cfg.alloc = true;
-		break;
-	case OPT_INUSE:
-		r->cfg.inuse = true;
-		break;
-	case OPT_LOCKS:
-		r->cfg.locks = true;
-		break;
-	case OPT_LOCKS_MAX_RATE:
-		if (pm_opt_u64(arg, &v) < 0 || v > 1000000000ULL) {
-			pm_error("invalid --locks-max-rate '%s': must be a number of probe hits per "
-				 "second, 0..1000000000 (0: no limit)",
-				 arg);
-			return -1;
-		}
-		r->cfg.locks_max_rate = v ? (int64_t)v : -1;
-		r->cfg.locks = true;
-		break;
-	case OPT_OFF_CPU:
-		r->cfg.off_cpu = true;
-		break;
-	case OPT_MEMPROFILERATE:
-		if (pm_opt_u64(arg, &v) < 0 || v == 0 || v > 0x7fffffffULL) {
-			pm_error("invalid --memprofilerate '%s': must be a number of bytes, 1..2147483647 "
-				 "(1: every allocation)",
-				 arg);
-			return -1;
-		}
-		r->cfg.memprofilerate = (int64_t)v;
-		r->cfg.alloc = true;
 		break;
 	case 'q':
 		r->cfg.quiet = true;
@@ -256,7 +268,7 @@ static int record_opt(int key, const char *arg, void *ctx)
 		return parse_ids(arg, "PID", &r->pids, &r->npids);
 	case 't':
 		return parse_ids(arg, "TID", &r->tids, &r->ntids);
-	}
+		}
 	return 0;
 }
 

@@ -203,6 +203,22 @@ const uint32_t *pm_stacks_at(const struct pm_stacks *s, size_t i, size_t *n,
 	return s->arena + s->stacks[i].off;
 }
 
+void pm_stacks_zero(struct pm_stacks *s)
+{
+	if (s->nstacks && s->nvalues)
+		memset(s->values, 0, s->nstacks * s->nvalues * sizeof(*s->values));
+}
+
+bool pm_stacks_is_zero(const struct pm_stacks *s, size_t i)
+{
+	const int64_t *v = s->values + i * s->nvalues;
+
+	for (size_t k = 0; k < s->nvalues; k++)
+		if (v[k])
+			return false;
+	return true;
+}
+
 void pm_stacks_tags(const struct pm_stacks *s, size_t i, uint32_t *pid, uint32_t *tid)
 {
 	*pid = s->stacks[i].pid;

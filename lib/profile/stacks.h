@@ -41,6 +41,13 @@ void pm_stacks_add_tagged(struct pm_stacks *s, uint32_t pid, uint32_t tid, const
 			  size_t n, const int64_t *values);
 
 size_t pm_stacks_count(const struct pm_stacks *s);
+/*
+ * Every stack's values back to 0, the frames and stacks kept (their ids
+ * stay valid): an interval's profile built, the next one sums from 0.
+ */
+void pm_stacks_zero(struct pm_stacks *s);
+/* Are stack @i's values all 0 (nothing added since pm_stacks_zero())? */
+bool pm_stacks_is_zero(const struct pm_stacks *s, size_t i);
 /* Stack @i: its frames (leaf first) and values; borrowed. */
 const uint32_t *pm_stacks_at(const struct pm_stacks *s, size_t i, size_t *n,
 			     const int64_t **values);

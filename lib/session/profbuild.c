@@ -361,6 +361,32 @@ static void add_stack(struct build *b, size_t i, uint64_t *locs)
 						     nlab);
 }
 
+/*
+ * Cut in intervals (record.h: interval), the stacks of earlier intervals
+ * stay with their values 0: the frames of this interval's stacks, those
+ * alone symbolized and in its profile.  NULL: one profile, every frame.
+ */
+static bool *frames_used(const struct session *s, size_t nframes)
+{
+	bool *used;
+
+	if (!(s->cfg->interval > 0))
+		return NULL;
+	used = xcalloc(nframes ? nframes : 1, sizeof(*used));
+	for (size_t i = 0; i < pm_stacks_count(s->stacks); i++) {
+		const int64_t *v;
+		size_t n;
+		const uint32_t *ids = pm_stacks_at(s->stacks, i, &n, &v);
+
+		if (pm_stacks_is_zero(s->stacks, i))
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (ids[k] < nframes)
+				used[ids[k]] = true;
+	}
+	return used;
+}
+
 /* Symbolize every distinct frame once and build the pprof profile. */
 struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_t dur)
 {
@@ -371,6 +397,7 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 	};
 	/* as many as a stack can hold: user + kernel frames, cut marker, creators, tag */
 	uint64_t *locs = xmalloc(PM_ARRAY_SIZE(s->ids) * sizeof(*locs));
+	bool *used;
 	size_t i;
 
 	pm_reg_check_limits(s->reg, s->stacks, 0); /* one reached after the last sample (mappings) */
@@ -388,11 +415,15 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 	comments(s, b.p, dur);
 	tails(s, b.p);
 
+	used = frames_used(s, b.nframes);
 	for (i = 0; i < b.nframes; i++)
-		frame_loc(&b, i);
+		if (!used || used[i])
+			frame_loc(&b, i);
 	mapping_flags(&b);
 	for (i = 0; i < pm_stacks_count(s->stacks); i++)
-		add_stack(&b, i, locs);
+		if (!used || !pm_stacks_is_zero(s->stacks, i))
+			add_stack(&b, i, locs);
+	free(used);
 	free(locs);
 	free(b.hid);
 	free(b.loc_of);

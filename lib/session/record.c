@@ -88,6 +88,8 @@ static uint64_t rec_time(const struct pm_rec *r)
 
 #define HOLD_NS 5000000ULL /* records an ordered source's drain leaves for the next pass */
 #define HOLD_MAX_NS 80000000ULL /* ... at most, widened where the machine showed it too short */
+/* an interval is cut this long after its end (and the drain's hold): its records all in the rings */
+#define CUT_SLACK_NS 20000000ULL
 
 /* The drain: the rings, and each one's next record, merged in time order. */
 struct drain {
@@ -127,7 +129,7 @@ static void drain_free(struct drain *d)
  * One pass over every ring: a k-way merge on time of what each holds now.
  * Each ring's current record stays valid until its next pm_ring_next().
  */
-static void drain(struct session *s, struct drain *d, bool last)
+static void drain(struct session *s, struct drain *d, bool last, uint64_t limit)
 {
 	struct pm_rec *cur = d->cur;
 	const struct perf_event_header **hdr = d->hdr;
@@ -158,6 +160,8 @@ static void drain(struct session *s, struct drain *d, bool last)
 	for (i = 0; !last && i < s->nev; i++)
 		if (pm_sources[s->src[i]]->ordered)
 			cut = pm_now_ns() - d->hold;
+	if (limit < cut) /* an interval's end (cut_interval()): what is younger waits */
+		cut = limit;
 
 	if (d->n)
 		memset(have, 0, d->n * sizeof(*have));
@@ -188,7 +192,7 @@ static void drain(struct session *s, struct drain *d, bool last)
 				best = i;
 		if (best == SIZE_MAX)
 			break;
-		if (rec_time(&cur[best]) > cut) { /* held back: see above */
+		if (rec_time(&cur[best]) > cut) { /* held back: see above, or past the interval */
 			for (i = 0; i < d->n; i++)
 				if (have[i])
 					pm_ring_unread(d->rings[i], hdr[i]);
@@ -256,6 +260,8 @@ struct run {
 	uint64_t stop_at;          /* when the stop was forwarded */
 	uint64_t last_prog;        /* the progress line's last update */
 	uint64_t last_exit_check;  /* attached: when the targets were last checked for exits */
+	/* cut in intervals (cfg->interval): the next cut, on both clocks; the interval's start */
+	uint64_t cut_mono, cut_wall, ivl_start;
 };
 
 /* Goroutines: ids and labels always, creator frames with --creators. */
@@ -302,7 +308,7 @@ static int prepare(struct session *s, const char *output)
 		return -1;
 	}
 	s->owner = rc > 0 ? &s->sudo_user : NULL;
-	rc = check_output(output);
+	rc = cfg->interval > 0 ? 0 : check_output(output); /* intervals: handed over, not written */
 	if (rc) {
 		pm_ses_err(res, PM_REC_ERR, "cannot write '%s': %s", output,
 			   rc == -ENOTTY ? "refusing to write binary pprof to a terminal"
@@ -440,11 +446,14 @@ static bool wait_events(struct session *s, struct run *r)
 	bool exit_news = false;
 	int wait_ms = 100;
 	size_t i;
+	uint64_t next = r->next_timer, cut = r->cut_mono + r->dr.hold + CUT_SLACK_NS;
 
-	if (r->next_timer && r->next_timer <= now)
+	if (s->cfg->interval > 0 && (!next || cut < next))
+		next = cut; /* the interval's cut: see run_loop() */
+	if (next && next <= now)
 		wait_ms = 0;
-	else if (r->next_timer && (r->next_timer - now) / 1000000 < 100)
-		wait_ms = (int)((r->next_timer - now + 999999) / 1000000);
+	else if (next && (next - now) / 1000000 < 100)
+		wait_ms = (int)((next - now + 999999) / 1000000);
 	/*
 	 * 10 ms turns in the first 100 ms: the first records processed
 	 * soon (the goroutine inspector reads the runtime's list of
@@ -521,6 +530,38 @@ static bool is_done(struct session *s, struct run *r, uint64_t now, bool exit_ne
 	return false;
 }
 
+/*
+ * The next interval's end: the wall clock's next multiple of the
+ * interval, and the same instant on the events' clock.
+ */
+static void next_cut(const struct session *s, struct run *r)
+{
+	uint64_t ivl = (uint64_t)(s->cfg->interval * 1e9), wall = pm_wall_ns(), now = pm_now_ns();
+
+	if (ivl < 1000000)
+		ivl = 1000000;
+	r->cut_wall = (wall / ivl + 1) * ivl;
+	r->cut_mono = now + (r->cut_wall - wall);
+}
+
+/*
+ * An interval ends: the records up to its end fed (the rest wait in the
+ * rings), its profile built and handed over, every stack's values back
+ * to 0 for the next.
+ */
+static void cut_interval(struct session *s, struct run *r)
+{
+	const struct pm_record_cfg *cfg = s->cfg;
+	struct pm_profile *prof;
+
+	drain(s, &r->dr, false, r->cut_mono);
+	prof = pm_build_profile(s, r->ivl_start, r->cut_wall - r->ivl_start);
+	pm_stacks_zero(s->stacks);
+	cfg->on_interval(cfg->interval_arg, prof, r->ivl_start, r->cut_wall - r->ivl_start, false);
+	r->ivl_start = r->cut_wall;
+	next_cut(s, r);
+}
+
 /* Poll, drain, the sources' timers, until a stop condition holds. */
 static void run_loop(struct session *s, struct run *r)
 {
@@ -528,8 +569,10 @@ static void run_loop(struct session *s, struct run *r)
 		bool exit_news = wait_events(s, r);
 		uint64_t now;
 
-		drain(s, &r->dr, false);
+		drain(s, &r->dr, false, UINT64_MAX);
 		now = pm_now_ns();
+		if (s->cfg->interval > 0 && now >= r->cut_mono + r->dr.hold + CUT_SLACK_NS)
+			cut_interval(s, r);
 		r->next_timer = run_timers(s, now);
 		check_stop(s, r, now);
 		if (is_done(s, r, now, exit_news))
@@ -552,7 +595,7 @@ static struct pm_profile *finish(struct session *s, struct run *r)
 	struct pm_record_result *res = s->res;
 
 	pm_att_disable(s);
-	drain(s, &r->dr, true);
+	drain(s, &r->dr, true, UINT64_MAX);
 	pm_att_lost_end(s);
 	if (s->cfg->progress)
 		progress(s, true);
@@ -562,6 +605,10 @@ static struct pm_profile *finish(struct session *s, struct run *r)
 	res->seconds = (double)(pm_now_ns() - s->t_start) / 1e9;
 
 	s->duration_ns = pm_now_ns() - s->t_start; /* the capture's too: a replay's equals */
+	if (s->cfg->interval > 0) { /* the last interval: from the last cut to now */
+		r->cut_wall = PM_MAX(pm_wall_ns(), r->ivl_start);
+		return pm_build_profile(s, r->ivl_start, r->cut_wall - r->ivl_start);
+	}
 	return pm_build_profile(s, r->t0_wall, s->duration_ns);
 }
 
@@ -671,8 +718,17 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	if (s.attach ? start_attached(&s, &r) : start_command(&s, &r))
 		goto out;
 	poll_init(&s, &r);
+	r.ivl_start = r.t0_wall;
+	if (cfg->interval > 0)
+		next_cut(&s, &r);
 	run_loop(&s, &r);
 	prof = finish(&s, &r);
+	if (cfg->interval > 0) {
+		cfg->on_interval(cfg->interval_arg, prof, r.ivl_start, r.cut_wall - r.ivl_start, true);
+		prof = NULL;
+		warn_losses(res);
+		goto out;
+	}
 	if (write_outputs(&s, prof, r.output))
 		goto out;
 	warn_losses(res);

@@ -20,6 +20,7 @@
 #define PM_RECORD_DEFAULT_LOCKS_MAX_RATE 1000
 
 struct pm_ksyms;
+struct pm_profile;
 
 struct pm_record_cfg {
 	const char *event;           /* NULL = "cycles" (falls back to cpu-clock without a PMU) */
@@ -141,6 +142,19 @@ struct pm_record_cfg {
 	 * NULL: read it, as recordings and replays do.
 	 */
 	const struct pm_ksyms *ksyms;
+	/*
+	 * pmuprof agent: a profile every @interval seconds, cut on the wall
+	 * clock's multiples of it (the first from the start, the last at the
+	 * stop), each handed to @on_interval (which owns it: pm_prof_free())
+	 * instead of written to @output.  A sample goes to the interval its
+	 * time falls in, and to that one alone: the cut waits until every
+	 * ring holds what came before it, then feeds only records up to it.
+	 * 0 = one profile at the end (record).
+	 */
+	double interval;
+	void (*on_interval)(void *arg, struct pm_profile *prof, uint64_t start_wall_ns,
+			    uint64_t dur_ns, bool last);
+	void *interval_arg;
 };
 
 enum pm_record_err {

@@ -1,0 +1,347 @@
+/*
+ * discover: the host's Go processes from /proc (discover.h).
+ */
+#include "agent/discover.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "goruntime/gocode.h"
+#include "symbols/elfimg.h"
+#include "symbols/gopclntab.h"
+
+#define BIN_MAX 4096           /* binaries judged, remembered (then forgotten, oldest first) */
+#define ENVIRON_MAX (256 << 10) /* bytes of a process's environment read for OTEL_SERVICE_NAME */
+
+struct bin {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtim;
+	bool go;
+};
+
+struct pm_disc {
+	char *root;
+	struct pm_disc_filter f;
+	struct bin *bins;
+	size_t nbins, capbins, next_evict, ngo;
+	char host[PM_META_STR];
+};
+
+struct pm_disc *pm_disc_new(const char *root)
+{
+	struct pm_disc *d = xcalloc(1, sizeof(*d));
+
+	d->root = xstrdup(root ? root : "/proc");
+	if (gethostname(d->host, sizeof(d->host) - 1) < 0)
+		d->host[0] = 0;
+	pm_sanitize(d->host);
+	return d;
+}
+
+static void free_strs(char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free((void *)v);
+}
+
+static char **copy_strs(char *const *v, size_t n)
+{
+	char **c = xcalloc(n ? n : 1, sizeof(*c));
+
+	for (size_t i = 0; i < n; i++)
+		c[i] = xstrdup(v[i]);
+	return c;
+}
+
+static void filter_free(struct pm_disc_filter *f)
+{
+	free((void *)f->pids);
+	free_strs(f->comms, f->ncomms);
+	free_strs(f->exes, f->nexes);
+	free_strs(f->cgroups, f->ncgroups);
+	memset(f, 0, sizeof(*f));
+}
+
+void pm_disc_free(struct pm_disc *d)
+{
+	if (!d)
+		return;
+	filter_free(&d->f);
+	free(d->bins);
+	free(d->root);
+	free(d);
+}
+
+void pm_disc_set_filter(struct pm_disc *d, const struct pm_disc_filter *f)
+{
+	pid_t *pids = xcalloc(f->npids ? f->npids : 1, sizeof(*pids));
+
+	filter_free(&d->f);
+	if (f->npids)
+		memcpy(pids, f->pids, f->npids * sizeof(*pids));
+	d->f.pids = pids;
+	d->f.npids = f->npids;
+	d->f.comms = copy_strs(f->comms, f->ncomms);
+	d->f.ncomms = f->ncomms;
+	d->f.exes = copy_strs(f->exes, f->nexes);
+	d->f.nexes = f->nexes;
+	d->f.cgroups = copy_strs(f->cgroups, f->ncgroups);
+	d->f.ncgroups = f->ncgroups;
+}
+
+void pm_disc_counts(const struct pm_disc *d, size_t *binaries, size_t *go)
+{
+	*binaries = d->nbins;
+	*go = d->ngo;
+}
+
+/* Up to @max - 1 bytes of @root/@pid/@name into @buf, NUL-terminated: the length, or -1. */
+static ssize_t read_proc(const struct pm_disc *d, pid_t pid, const char *name, char *buf,
+			 size_t max)
+{
+	char path[512];
+	ssize_t n, got = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/%s", d->root, (int)pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while ((size_t)got < max - 1 && (n = read(fd, buf + got, max - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = 0;
+	return got;
+}
+
+/*
+ * /proc/PID/stat past the comm (which may hold ") "): its state, parent
+ * and start time.  False for a zombie or what does not parse.
+ */
+static bool read_stat(const struct pm_disc *d, pid_t pid, pid_t *ppid, uint64_t *start)
+{
+	char buf[1024], state;
+	const char *p;
+	int field = 3;
+
+	if (read_proc(d, pid, "stat", buf, sizeof(buf)) <= 0)
+		return false;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %d", &state, ppid) != 2 || state == 'Z' || state == 'X')
+		return false;
+	for (p++; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	return field == 22 && sscanf(p, "%lu", (unsigned long *)start) == 1;
+}
+
+/* The binary of @st judged before, or NULL. */
+static struct bin *bin_find(struct pm_disc *d, const struct stat *st)
+{
+	for (size_t i = 0; i < d->nbins; i++) {
+		struct bin *b = &d->bins[i];
+
+		if (b->dev == st->st_dev && b->ino == st->st_ino && b->size == st->st_size &&
+		    b->mtim.tv_sec == st->st_mtim.tv_sec && b->mtim.tv_nsec == st->st_mtim.tv_nsec)
+			return b;
+	}
+	return NULL;
+}
+
+/* Is the executable of @pid (@exe: its /proc path, @st) a Go program?  Judged once a binary. */
+static bool is_go(struct pm_disc *d, const char *exe, const struct stat *st)
+{
+	struct bin *b = bin_find(d, st);
+	struct pm_elf *e = NULL;
+	struct pm_go *go = NULL;
+	char err[256];
+	int minor;
+
+	if (b)
+		return b->go;
+	if (d->nbins < BIN_MAX) {
+		PM_GROW(d->bins, d->capbins, d->nbins + 1);
+		b = &d->bins[d->nbins++];
+	} else {
+		b = &d->bins[d->next_evict++ % BIN_MAX];
+		d->ngo -= b->go;
+	}
+	b->dev = st->st_dev;
+	b->ino = st->st_ino;
+	b->size = st->st_size;
+	b->mtim = st->st_mtim;
+	b->go = pm_gocode_open(exe, 0, &e, &go, &minor, err, sizeof(err)) == 0;
+	d->ngo += b->go;
+	pm_go_free(go);
+	pm_elf_free(e);
+	return b->go;
+}
+
+void pm_disc_container_id(const char *cgroup_path, char *out, size_t len)
+{
+	const char *best = NULL;
+	size_t run = 0;
+
+	for (const char *p = cgroup_path; *p; p++) {
+		run = isxdigit((unsigned char)*p) && !isupper((unsigned char)*p) ? run + 1 : 0;
+		if (run == 64 && !isxdigit((unsigned char)p[1]))
+			best = p - 63;
+	}
+	if (best)
+		snprintf(out, len, "%.64s", best);
+	else if (len)
+		out[0] = 0;
+}
+
+/* The process's cgroup (v2 "0::/path", else the last line's path) into @out. */
+static void read_cgroup(const struct pm_disc *d, pid_t pid, char *out, size_t len)
+{
+	char buf[4096], *line, *save = NULL;
+
+	out[0] = 0;
+	if (read_proc(d, pid, "cgroup", buf, sizeof(buf)) <= 0)
+		return;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *path = strchr(line, ':');
+
+		path = path ? strchr(path + 1, ':') : NULL;
+		if (!path)
+			continue;
+		snprintf(out, len, "%s", path + 1);
+		if (strncmp(line, "0::", 3) == 0)
+			return;
+	}
+}
+
+/* OTEL_SERVICE_NAME in the process's environment, into @out; false when unset. */
+static bool service_name(const struct pm_disc *d, pid_t pid, char *out, size_t len)
+{
+	static const char key[] = "OTEL_SERVICE_NAME=";
+	char *buf = xmalloc(ENVIRON_MAX);
+	ssize_t n = read_proc(d, pid, "environ", buf, ENVIRON_MAX);
+	bool found = false;
+
+	for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(buf + i) + 1)
+		if (strncmp(buf + i, key, sizeof(key) - 1) == 0 && buf[i + sizeof(key) - 1]) {
+			pm_meta_set(out, len, buf + i + sizeof(key) - 1);
+			found = true;
+		}
+	free(buf);
+	return found;
+}
+
+static bool any_str(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+static bool any_prefix(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(s, v[i], strlen(v[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Does the process match a filter (every one when there is none)? */
+static bool matches(const struct pm_disc *d, const struct pm_disc_proc *p, const char *comm,
+		    const char *exe, const char *cgroup)
+{
+	const struct pm_disc_filter *f = &d->f;
+	const char *base = strrchr(exe, '/');
+
+	if (!f->npids && !f->ncomms && !f->nexes && !f->ncgroups)
+		return true;
+	for (size_t i = 0; i < f->npids; i++)
+		if (f->pids[i] == p->pid)
+			return true;
+	return any_str(f->comms, f->ncomms, comm) || any_str(f->exes, f->nexes, exe) ||
+	       (base && any_str(f->exes, f->nexes, base + 1)) ||
+	       any_prefix(f->cgroups, f->ncgroups, cgroup);
+}
+
+/* Process @pid, a Go program that matches: its resource into @p.  False otherwise. */
+static bool look_at(struct pm_disc *d, pid_t pid, pid_t self, struct pm_disc_proc *p)
+{
+	char link[512], exe[PM_META_PATH], comm[64], cgroup[2048];
+	struct stat st;
+	ssize_t n;
+	pid_t ppid;
+	const char *base;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	if (pid == self || !read_stat(d, pid, &ppid, &p->start) || ppid == self)
+		return false;
+	snprintf(link, sizeof(link), "%s/%d/exe", d->root, (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0 || stat(link, &st) < 0) /* a kernel thread, gone, or not ours to read */
+		return false;
+	exe[n] = 0;
+	if (read_proc(d, pid, "comm", comm, sizeof(comm)) < 0)
+		return false;
+	comm[strcspn(comm, "\n")] = 0;
+	read_cgroup(d, pid, cgroup, sizeof(cgroup));
+	if (!matches(d, p, comm, exe, cgroup) || !is_go(d, link, &st))
+		return false;
+	base = strrchr(exe, '/');
+	p->meta.pid = pid;
+	pm_meta_set(p->meta.exe_path, sizeof(p->meta.exe_path), exe);
+	pm_meta_set(p->meta.exe_name, sizeof(p->meta.exe_name), base ? base + 1 : exe);
+	pm_meta_set(p->meta.comm, sizeof(p->meta.comm), comm);
+	pm_meta_set(p->meta.host, sizeof(p->meta.host), d->host);
+	pm_disc_container_id(cgroup, p->meta.container_id, sizeof(p->meta.container_id));
+	if (!service_name(d, pid, p->meta.service, sizeof(p->meta.service)))
+		pm_meta_set(p->meta.service, sizeof(p->meta.service), p->meta.exe_name);
+	return true;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	pid_t x = ((const struct pm_disc_proc *)a)->pid, y = ((const struct pm_disc_proc *)b)->pid;
+
+	return (x > y) - (x < y);
+}
+
+int pm_disc_scan(struct pm_disc *d, pid_t self, struct pm_disc_proc **out, size_t *n)
+{
+	DIR *dir = opendir(d->root);
+	struct dirent *de;
+	struct pm_disc_proc *v = NULL;
+	size_t nv = 0, cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid > 0x3fffffff)
+			continue;
+		PM_GROW(v, cap, nv + 1);
+		if (look_at(d, (pid_t)pid, self, &v[nv]))
+			nv++;
+	}
+	closedir(dir);
+	if (nv)
+		qsort(v, nv, sizeof(*v), by_pid);
+	*out = v;
+	*n = nv;
+	return 0;
+}
