@@ -133,7 +133,7 @@ static bool read_stat(const struct pm_disc *d, pid_t pid, pid_t *ppid, uint64_t 
 {
 	char buf[1024], state;
 	const char *p;
-	int field = 3;
+	int field = 2; /* the comm's end */
 
 	if (read_proc(d, pid, "stat", buf, sizeof(buf)) <= 0)
 		return false;
