@@ -12,6 +12,7 @@
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 CC      ?= cc
 SAN     ?=
 ifeq ($(SAN),)
@@ -184,6 +185,9 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(O)/pmuprof $(DESTDIR)$(BINDIR)/pmuprof
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's#/usr/local/bin/pmuprof#$(BINDIR)/pmuprof#' dist/pmuprof-agent.service \
+		> $(DESTDIR)$(UNITDIR)/pmuprof-agent.service
 
 clean:
 	rm -rf build pmuprof

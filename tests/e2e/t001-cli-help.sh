@@ -27,6 +27,7 @@ help_ok record-help "$PMUPROF" record --help
 help_ok record-h "$PMUPROF" record -h
 help_ok report-help "$PMUPROF" report --help
 help_ok report-h "$PMUPROF" report -h
+help_ok agent-help "$PMUPROF" agent --help
 # --help wins over a command that is never run
 help_ok record-help-no-run "$PMUPROF" record --help -- sh -c "touch $T/ran"
 if [ -e "$T/ran" ]; then fail record-help-runs-nothing; else pass record-help-runs-nothing; fi
@@ -36,7 +37,7 @@ if "$PMUPROF" --help | grep -q '^  *record ' && "$PMUPROF" --help | grep -q '^  
 else
 	fail help-lists-commands "record/report not listed in pmuprof --help"
 fi
-for c in record report; do
+for c in record report agent; do
 	"$PMUPROF" "$c" --help >"$T/a" 2>&1
 	"$PMUPROF" help "$c" >"$T/b" 2>&1
 	if [ -s "$T/a" ] && cmp -s "$T/a" "$T/b"; then
@@ -75,7 +76,8 @@ man_opts() { # scd file -> the long options of its OPTIONS section
 		grep -o -- '--[a-z][a-z-]*' | LC_ALL=C sort -u
 }
 help_opts() { "$@" 2>/dev/null | grep -o -- '--[a-z][a-z-]*' | LC_ALL=C sort -u; }
-for pair in "pmuprof.1.scd:" "pmuprof-record.1.scd:record" "pmuprof-report.1.scd:report"; do
+for pair in "pmuprof.1.scd:" "pmuprof-record.1.scd:record" "pmuprof-report.1.scd:report" \
+	"pmuprof-agent.1.scd:agent"; do
 	page=${pair%%:*} sub=${pair#*:}
 	n="man-vs-help-${sub:-pmuprof}"
 	if [ ! -f "$top/man/$page" ]; then
