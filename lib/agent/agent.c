@@ -22,6 +22,7 @@
 #include "profile/profile.h"
 
 #define TICK_MS 100
+#define IDLE_MS 1000 /* a recording's longest sleep: at 19 Hz its rings' watermarks wake it */
 #define STOP_WAIT_NS 15000000000ULL /* the recorders' last intervals, at most */
 #define SENDER_WAIT_NS 20000000000ULL /* the sender's last pass, at most */
 
@@ -220,6 +221,7 @@ static PM_NORETURN void recorder_main(const struct pm_agent_cfg *cfg, const stru
 	rc.duration = 0;
 	rc.stop = cfg->stop;
 	rc.interval = cfg->interval;
+	rc.idle_ms = IDLE_MS;
 	rc.on_interval = on_interval;
 	rc.interval_arg = &c;
 	pm_record_run(&rc, &res);

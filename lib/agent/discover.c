@@ -29,8 +29,25 @@ struct bin {
 	bool go;
 };
 
+/*
+ * A process seen by the last scan: by pid, start time and executable,
+ * the verdict, and for a target its resource.  A scan reads only the
+ * stat and the exe's identity of a process it saw before (an exec
+ * changes the exe; a reused pid, the start time).
+ */
+struct seen {
+	pid_t pid;
+	uint64_t start;
+	dev_t dev;
+	ino_t ino;
+	bool target;
+	struct pm_agent_meta *meta; /* a target's */
+};
+
 struct pm_disc {
 	char *root;
+	struct seen *seen;      /* the last scan's, by pid */
+	size_t nseen;
 	struct pm_disc_filter f;
 	struct bin *bins;
 	size_t nbins, capbins, next_evict, ngo;
@@ -73,10 +90,18 @@ static void filter_free(struct pm_disc_filter *f)
 	memset(f, 0, sizeof(*f));
 }
 
+static void seen_free(struct seen *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].meta);
+	free(v);
+}
+
 void pm_disc_free(struct pm_disc *d)
 {
 	if (!d)
 		return;
+	seen_free(d->seen, d->nseen);
 	filter_free(&d->f);
 	free(d->bins);
 	free(d->root);
@@ -87,6 +112,9 @@ void pm_disc_set_filter(struct pm_disc *d, const struct pm_disc_filter *f)
 {
 	pid_t *pids = xcalloc(f->npids ? f->npids : 1, sizeof(*pids));
 
+	seen_free(d->seen, d->nseen); /* every verdict judged again */
+	d->seen = NULL;
+	d->nseen = 0;
 	filter_free(&d->f);
 	if (f->npids)
 		memcpy(pids, f->pids, f->npids * sizeof(*pids));
@@ -274,29 +302,23 @@ static bool matches(const struct pm_disc *d, const struct pm_disc_proc *p, const
 	       any_prefix(f->cgroups, f->ncgroups, cgroup);
 }
 
-/* Process @pid, a Go program that matches: its resource into @p.  False otherwise. */
-static bool look_at(struct pm_disc *d, pid_t pid, pid_t self, struct pm_disc_proc *p)
+/* Is process @p (its exe @link, @st) a Go program that matches?  Its resource into @p. */
+static bool judge(struct pm_disc *d, struct pm_disc_proc *p, const char *link,
+		  const struct stat *st)
 {
-	char link[512], exe[PM_META_PATH], comm[64], cgroup[2048];
-	struct stat st;
-	ssize_t n;
-	pid_t ppid;
+	char exe[PM_META_PATH], comm[64], cgroup[2048];
+	ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+	pid_t pid = p->pid;
 	const char *base;
 
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	if (pid == self || !read_stat(d, pid, &ppid, &p->start) || ppid == self)
-		return false;
-	snprintf(link, sizeof(link), "%s/%d/exe", d->root, (int)pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	if (n <= 0 || stat(link, &st) < 0) /* a kernel thread, gone, or not ours to read */
+	if (n <= 0)
 		return false;
 	exe[n] = 0;
 	if (read_proc(d, pid, "comm", comm, sizeof(comm)) < 0)
 		return false;
 	comm[strcspn(comm, "\n")] = 0;
 	read_cgroup(d, pid, cgroup, sizeof(cgroup));
-	if (!matches(d, p, comm, exe, cgroup) || !is_go(d, link, &st))
+	if (!matches(d, p, comm, exe, cgroup) || !is_go(d, link, st))
 		return false;
 	base = strrchr(exe, '/');
 	p->meta.pid = pid;
@@ -310,6 +332,50 @@ static bool look_at(struct pm_disc *d, pid_t pid, pid_t self, struct pm_disc_pro
 	return true;
 }
 
+static int seen_cmp(const void *key, const void *el)
+{
+	pid_t x = *(const pid_t *)key, y = ((const struct seen *)el)->pid;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Process @pid: a Go program that matches (its resource into @p), judged
+ * anew or, where the last scan saw the same process, as it was; @now
+ * gets what this scan saw of it.  False otherwise.
+ */
+static bool look_at(struct pm_disc *d, pid_t pid, pid_t self, struct pm_disc_proc *p,
+		    struct seen *now)
+{
+	const struct seen *old;
+	char link[512];
+	struct stat st;
+	pid_t ppid;
+
+	memset(p, 0, sizeof(*p));
+	memset(now, 0, sizeof(*now));
+	p->pid = pid;
+	if (pid == self || !read_stat(d, pid, &ppid, &p->start) || ppid == self)
+		return false;
+	snprintf(link, sizeof(link), "%s/%d/exe", d->root, (int)pid);
+	if (stat(link, &st) < 0) /* a kernel thread, gone, or not ours to read */
+		return false;
+	*now = (struct seen){ .pid = pid, .start = p->start, .dev = st.st_dev, .ino = st.st_ino };
+	old = d->nseen ? bsearch(&pid, d->seen, d->nseen, sizeof(*d->seen), seen_cmp) : NULL;
+	if (old && old->start == p->start && old->dev == st.st_dev && old->ino == st.st_ino) {
+		now->target = old->target;
+		if (old->target)
+			p->meta = *old->meta;
+	} else {
+		now->target = judge(d, p, link, &st);
+	}
+	if (now->target) {
+		now->meta = xmalloc(sizeof(*now->meta));
+		*now->meta = p->meta;
+	}
+	return now->target;
+}
+
 static int by_pid(const void *a, const void *b)
 {
 	pid_t x = ((const struct pm_disc_proc *)a)->pid, y = ((const struct pm_disc_proc *)b)->pid;
@@ -317,12 +383,18 @@ static int by_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static int seen_by_pid(const void *a, const void *b)
+{
+	return seen_cmp(&((const struct seen *)a)->pid, b);
+}
+
 int pm_disc_scan(struct pm_disc *d, pid_t self, struct pm_disc_proc **out, size_t *n)
 {
 	DIR *dir = opendir(d->root);
 	struct dirent *de;
 	struct pm_disc_proc *v = NULL;
-	size_t nv = 0, cap = 0;
+	struct seen *seen = NULL;
+	size_t nv = 0, cap = 0, ns = 0, caps = 0;
 
 	*out = NULL;
 	*n = 0;
@@ -335,12 +407,20 @@ int pm_disc_scan(struct pm_disc *d, pid_t self, struct pm_disc_proc **out, size_
 		if (*end || pid <= 0 || pid > 0x3fffffff)
 			continue;
 		PM_GROW(v, cap, nv + 1);
-		if (look_at(d, (pid_t)pid, self, &v[nv]))
+		PM_GROW(seen, caps, ns + 1);
+		if (look_at(d, (pid_t)pid, self, &v[nv], &seen[ns]))
 			nv++;
+		if (seen[ns].pid)
+			ns++;
 	}
 	closedir(dir);
 	if (nv)
 		qsort(v, nv, sizeof(*v), by_pid);
+	if (ns)
+		qsort(seen, ns, sizeof(*seen), seen_by_pid);
+	seen_free(d->seen, d->nseen);
+	d->seen = seen;
+	d->nseen = ns;
 	*out = v;
 	*n = nv;
 	return 0;

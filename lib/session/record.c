@@ -436,7 +436,8 @@ static void poll_init(struct session *s, struct run *r)
 }
 
 /*
- * Wait for records, a process's exit or the soonest timer, at most 100 ms.
+ * Wait for records, a process's exit or the soonest timer, at most
+ * cfg->idle_ms (100 ms).
  * True when a pidfd said a process exited.
  */
 static bool wait_events(struct session *s, struct run *r)
@@ -444,7 +445,7 @@ static bool wait_events(struct session *s, struct run *r)
 	struct pollfd *pfd = r->pfd;
 	uint64_t now = pm_now_ns();
 	bool exit_news = false;
-	int wait_ms = 100;
+	int idle = s->cfg->idle_ms ? (int)s->cfg->idle_ms : 100, wait_ms = idle;
 	size_t i;
 	uint64_t next = r->next_timer, cut = r->cut_mono + r->dr.hold + CUT_SLACK_NS;
 
@@ -452,7 +453,7 @@ static bool wait_events(struct session *s, struct run *r)
 		next = cut; /* the interval's cut: see run_loop() */
 	if (next && next <= now)
 		wait_ms = 0;
-	else if (next && (next - now) / 1000000 < 100)
+	else if (next && (next - now) / 1000000 < (uint64_t)idle)
 		wait_ms = (int)((next - now + 999999) / 1000000);
 	/*
 	 * 10 ms turns in the first 100 ms: the first records processed

@@ -152,6 +152,13 @@ struct pm_record_cfg {
 	 * 0 = one profile at the end (record).
 	 */
 	double interval;
+	/*
+	 * The loop's longest sleep when nothing wakes it (a ring's
+	 * watermark, a target's exit, a timer or the interval's cut do):
+	 * 0 = 100 ms.  The agent, with many recordings at a low rate, sleeps
+	 * longer.
+	 */
+	unsigned idle_ms;
 	void (*on_interval)(void *arg, struct pm_profile *prof, uint64_t start_wall_ns,
 			    uint64_t dur_ns, bool last);
 	void *interval_arg;

@@ -127,6 +127,23 @@ static int t_scan(void)
 	CHECK_INT(bins, 2); /* the fixture judged once for three processes, and the shell */
 	CHECK_INT(go, 1);
 	free(v);
+	/* scanned again: the same, from what the last scan saw */
+	CHECK_INT(scan(d, &v), 2);
+	CHECK_STR(v[0].meta.service, "checkout");
+	free(v);
+	/* the shell execs the Go program: judged anew (its exe changed) */
+	{
+		char link[128];
+
+		snprintf(link, sizeof(link), "%s/11/exe", root);
+		unlink(link);
+		if (symlink(go_fixture(), link) < 0)
+			return PM_FAIL;
+	}
+	CHECK_INT(scan(d, &v), 3);
+	CHECK_INT(v[1].pid, 11);
+	CHECK_STR(v[1].meta.comm, "sh");
+	free(v);
 	pm_disc_free(d);
 	cleanup();
 	return PM_PASS;
