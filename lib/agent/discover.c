@@ -32,8 +32,12 @@ struct bin {
 /*
  * A process seen by the last scan: by pid, start time and executable,
  * the verdict, and for a target its resource.  A scan reads only the
- * stat and the exe's identity of a process it saw before (an exec
- * changes the exe; a reused pid, the start time).
+ * exe's identity of a process it saw before that was no target (an exec
+ * changes it; so does a pid reused by another program), and of a target
+ * its start time too (a reused pid).  A zombie, a child of pmuprof and a
+ * process whose stat cannot be read are looked at anew each scan.  (A
+ * process that renames itself into a --comm filter's name after it was
+ * judged is not seen: its exe did not change.)
  */
 struct seen {
 	pid_t pid;
@@ -355,13 +359,23 @@ static bool look_at(struct pm_disc *d, pid_t pid, pid_t self, struct pm_disc_pro
 	memset(p, 0, sizeof(*p));
 	memset(now, 0, sizeof(*now));
 	p->pid = pid;
-	if (pid == self || !read_stat(d, pid, &ppid, &p->start) || ppid == self)
-		return false;
 	snprintf(link, sizeof(link), "%s/%d/exe", d->root, (int)pid);
-	if (stat(link, &st) < 0) /* a kernel thread, gone, or not ours to read */
+	if (pid == self || stat(link, &st) < 0) /* a kernel thread, gone, or not ours to read */
+		return false;
+	old = d->nseen ? bsearch(&pid, d->seen, d->nseen, sizeof(*d->seen), seen_cmp) : NULL;
+	/*
+	 * not a target the last time, the same executable: still not one (a
+	 * stat a second for most processes).  A target's start time is read
+	 * each time: a pid reused by a second run of the same program is a
+	 * new process.
+	 */
+	if (old && !old->target && old->dev == st.st_dev && old->ino == st.st_ino) {
+		*now = *old;
+		return false;
+	}
+	if (!read_stat(d, pid, &ppid, &p->start) || ppid == self)
 		return false;
 	*now = (struct seen){ .pid = pid, .start = p->start, .dev = st.st_dev, .ino = st.st_ino };
-	old = d->nseen ? bsearch(&pid, d->seen, d->nseen, sizeof(*d->seen), seen_cmp) : NULL;
 	if (old && old->start == p->start && old->dev == st.st_dev && old->ino == st.st_ino) {
 		now->target = old->target;
 		if (old->target)
