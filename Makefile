@@ -5,6 +5,8 @@
 #   make demo            install the build's deps, build, profile the bundled Go demo
 #   make lint            shellcheck, clang-tidy (lib/, cmd/) and mandoc -Tlint: clean
 #   make deps            install every Debian package (deps-build: the build's only)
+#   make backends        build the agent tests' OpenTelemetry Collector and
+#                        Pyroscope ahead (else the first test that needs one does)
 #   make install PREFIX=/usr/local
 #   make SAN=address,undefined   sanitizer build (output in build/san)
 #   V=1                  show the commands
@@ -60,7 +62,7 @@ MAN_PAGES = $(MAN_SRCS:man/%.scd=$(O)/man/%)
 
 VERSION := 0.1$(shell git rev-parse --short HEAD >/dev/null 2>&1 && echo "-g$$(git rev-parse --short HEAD)")
 
-.PHONY: all deps deps-build check demo install clean unit fuzz man lint lint-sh lint-c lint-man
+.PHONY: all deps deps-build backends check demo install clean unit fuzz man lint lint-sh lint-c lint-man
 .SUFFIXES:
 
 all: pmuprof man
@@ -72,6 +74,10 @@ deps:
 	@./scripts/deps.sh all
 deps-build:
 	@./scripts/deps.sh build
+# not part of deps or check: ~14 min of 2 CPUs once per machine (cached
+# outside the checkout), paid by the tests that need them when they run
+backends:
+	@./scripts/backends.sh all
 
 # one run makes both (grouped target: under -j, protoc-c ran twice at once)
 $(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h &: proto/profile.proto

@@ -23,8 +23,9 @@ BUILD="build-essential pkg-config libelf-dev libdw-dev zlib1g-dev
 LINT="shellcheck clang-tidy mandoc"
 # clang and its runtimes: the fuzz targets (libFuzzer); time: /usr/bin/time;
 # wrk and prometheus: the real-server tests; chromium: the flame-graph
-# page's tests drive it headless (puppeteer-core)
-TEST="$LINT clang libclang-rt-14-dev linux-perf valgrind time wrk prometheus chromium"
+# page's tests drive it headless (puppeteer-core); python3: the tests'
+# helpers (the backends' read-back, tests/e2e/backend-read.py)
+TEST="$LINT clang libclang-rt-14-dev linux-perf valgrind time wrk prometheus chromium python3"
 
 case ${1:-all} in
 build) PKGS=$BUILD ;;
