@@ -300,11 +300,11 @@ static void rate_restore(struct alloc *st)
 }
 
 /* --memprofilerate, a launched command stopped where its runtime has set its rate. */
-static void at_rate_set(struct session *s, pid_t pid)
+static void at_rate_set(struct pm_srcctx *ctx, pid_t pid)
 {
-	struct alloc *st = pm_src_state(s, &pm_src_alloc);
+	struct alloc *st = ctx->state;
 
-	rate_write(s, st, pid, st->launch_rate, "the command");
+	rate_write(ctx->ses, st, pid, st->launch_rate, "the command");
 }
 
 /*
@@ -326,23 +326,21 @@ static void launch_rate(struct session *s, struct alloc *st, uint64_t rate_at, u
 	st->launch_rate = rate_at;
 	s->cmd_break = site_at;
 	s->cmd_break_fn = at_rate_set;
+	s->cmd_break_src = pm_src_ctx(s, pm_src_index(&pm_src_alloc));
 	s->cmd_break_what = "--memprofilerate";
 }
 
 /* --alloc: the probe on every Go binary of the targets (attached) or on the command. */
-static int alloc_add_events(struct session *s)
+static int alloc_add_events(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	char err[600] = "";
 	size_t i, e, first = s->nev, n = s->attach ? pm_att_nprocs(s) : 1;
-	size_t si = pm_src_index(&pm_src_alloc);
 	struct alloc *st;
 
 	if (!s->cfg->alloc)
 		return 0;
-	/* its state now (source.c keeps it): --memprofilerate's writes, undone at the end */
-	if (!s->src_state[si])
-		s->src_state[si] = xcalloc(1, sizeof(struct alloc));
-	st = s->src_state[si];
+	st = ctx->state; /* (--memprofilerate's writes, undone at the end) */
 	for (i = 0; i < n; i++) {
 		pid_t pid = s->attach ? pm_att_pid(s, i) : 0;
 		struct pm_evt_spec sp;
@@ -398,22 +396,25 @@ static int alloc_add_events(struct session *s)
 }
 
 /* Its samples need the callchain's user part only. */
-static void alloc_adjust_attr(struct session *s, size_t e, struct perf_event_attr *a)
+static void alloc_adjust_attr(struct pm_srcctx *ctx, size_t e, struct perf_event_attr *a)
 {
+	struct session *s = ctx->ses;
 	(void)s;
 	(void)e;
 	a->exclude_callchain_kernel = 1;
 }
 
 /* Replay: the probe on mProf_Malloc. */
-static bool alloc_claim(struct session *s, size_t e, const char *name)
+static bool alloc_claim(struct pm_srcctx *ctx, size_t e, const char *name)
 {
+	struct session *s = ctx->ses;
 	s->kind[e] = 0;
 	return name && strstr(name, "mProf_Malloc");
 }
 
-static size_t alloc_nvalues(const struct session *s)
+static size_t alloc_nvalues(struct pm_srcctx *ctx)
 {
+	const struct session *s = ctx->ses;
 	(void)s;
 	return V_N;
 }
@@ -505,8 +506,9 @@ const uint32_t *pm_alloc_seen(struct session *s, uint32_t pid, uint64_t size, co
 	return e->ids + e->nuser;
 }
 
-static void alloc_end(struct session *s)
+static void alloc_end(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	struct alloc *st = pm_src_state(s, &pm_src_alloc);
 
 	if (!st)
@@ -517,12 +519,13 @@ static void alloc_end(struct session *s)
 	pm_hidx_free(&st->seen_idx);
 }
 
-static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sample *smp)
+static void alloc_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_sample *smp)
 {
+	struct session *s = ctx->ses;
 	struct alloc *st = pm_src_state(s, &pm_src_alloc);
 	struct pm_walk w;
 	int64_t values[PM_SES_VALUES_MAX];
-	int64_t *v = values + s->val_off[pm_src_index(&pm_src_alloc)];
+	int64_t *v = values + s->sctx[pm_src_index(&pm_src_alloc)].val_off;
 	uint64_t size;
 	int64_t rate = DEFAULT_RATE;
 	double scale = 1.0;
@@ -615,9 +618,10 @@ static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 }
 
 /* The size frame at the root: the numeric label bytes, as Go's heap profile's. */
-static size_t alloc_stack_labels(struct session *s, const uint32_t *ids, size_t *n,
+static size_t alloc_stack_labels(struct pm_srcctx *ctx, const uint32_t *ids, size_t *n,
 				 struct pm_prof_label *out, size_t max)
 {
+	struct session *s = ctx->ses;
 	const struct pm_stack_frame *f;
 
 	if (!*n || !max)
@@ -632,8 +636,9 @@ static size_t alloc_stack_labels(struct session *s, const uint32_t *ids, size_t 
 	return 1;
 }
 
-static void alloc_profile_head(struct session *s, struct pm_profile *p)
+static void alloc_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
+	struct session *s = ctx->ses;
 	struct alloc *st = pm_src_state(s, &pm_src_alloc);
 	int64_t rate = st->rate_last ? st->rate_last : DEFAULT_RATE;
 
@@ -647,8 +652,9 @@ static void alloc_profile_head(struct session *s, struct pm_profile *p)
 	}
 }
 
-static void alloc_profile_tail(struct session *s, struct pm_profile *p)
+static void alloc_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
+	struct session *s = ctx->ses;
 	struct alloc *st = pm_src_state(s, &pm_src_alloc);
 	char *c;
 
@@ -680,9 +686,10 @@ static void alloc_profile_tail(struct session *s, struct pm_profile *p)
 }
 
 /* alloc_objects and alloc_space, scaled; the labels as the CPU's. */
-static void alloc_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+static void alloc_profile_stack(struct pm_srcctx *ctx, struct pm_profile *p, const uint64_t *locs,
 				size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
+	struct session *s = ctx->ses;
 	int64_t val[PM_SES_VALUES_MAX + 4];
 	long io = pm_prof_find_sample_type(p, "alloc_objects"),
 	     is = pm_prof_find_sample_type(p, "alloc_space");

@@ -15,8 +15,9 @@
 #include "sources/src_wall.h"
 #include "profile/stacks.h"
 
-static int cpu_configure(struct session *s)
+static int cpu_configure(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	const struct pm_record_cfg *cfg = s->cfg;
 	char err[256];
 	long maxrate;
@@ -40,8 +41,9 @@ static int cpu_configure(struct session *s)
 }
 
 /* The events parsed are the user's: the hardware ones this CPU lacks fall back. */
-static int cpu_add_events(struct session *s)
+static int cpu_add_events(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	pm_att_resolve_kernel(s); /* first: the hardware probes count what the events will */
 	if (pm_att_resolve_hardware(s))
 		return -1;
@@ -51,16 +53,18 @@ static int cpu_add_events(struct session *s)
 }
 
 /* per event: its samples and their value (cpu_profile_stack() splits them) */
-static size_t cpu_nvalues(const struct session *s)
+static size_t cpu_nvalues(struct pm_srcctx *ctx)
 {
+	const struct session *s = ctx->ses;
 	return 2 * s->nuser;
 }
 
-static void cpu_sample(struct session *s, size_t ev, const struct pm_rec_sample *smp)
+static void cpu_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_sample *smp)
 {
+	struct session *s = ctx->ses;
 	struct pm_walk w;
 	int64_t values[PM_SES_VALUES_MAX];
-	int64_t *v = values + s->val_off[0];
+	int64_t *v = values + s->sctx[0].val_off;
 	bool sys;
 	size_t n;
 
@@ -83,8 +87,9 @@ static void cpu_sample(struct session *s, size_t ev, const struct pm_rec_sample 
 }
 
 /* One value per event: named as Go names it alone, after the event with others. */
-static void cpu_profile_head(struct session *s, struct pm_profile *p)
+static void cpu_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
+	struct session *s = ctx->ses;
 	bool cpu = strcmp(s->spec[0].value_unit, "nanoseconds") == 0; /* cpu, user_cpu */
 	char *c;
 	size_t e;
@@ -127,9 +132,10 @@ static void cpu_profile_head(struct session *s, struct pm_profile *p)
 }
 
 /* One sample per event, with an "event" label when there are several. */
-static void cpu_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+static void cpu_profile_stack(struct pm_srcctx *ctx, struct pm_profile *p, const uint64_t *locs,
 			      size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
+	struct session *s = ctx->ses;
 	int64_t val[1 + PM_EVT_MAX + 16]; /* samples, the events, and the other sources' types, zero */
 	size_t e;
 

@@ -73,8 +73,9 @@ static int probe_for(const char *path, struct pm_evt_spec *sp, char *err, size_t
 }
 
 /* --creators: the probe on every Go binary of the targets (attached) or on the command. */
-static int creation_add_events(struct session *s)
+static int creation_add_events(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	char err[600];
 	size_t i, e, n = s->attach ? pm_att_nprocs(s) : 1;
 	bool warned = false;
@@ -117,8 +118,9 @@ static int creation_add_events(struct session *s)
 }
 
 /* Its samples need no stack copy, and only the user part of the callchain. */
-static void creation_adjust_attr(struct session *s, size_t e, struct perf_event_attr *a)
+static void creation_adjust_attr(struct pm_srcctx *ctx, size_t e, struct perf_event_attr *a)
 {
+	struct session *s = ctx->ses;
 	(void)s;
 	(void)e;
 	if (a->sample_stack_user > PROBE_STACK)
@@ -127,15 +129,17 @@ static void creation_adjust_attr(struct session *s, size_t e, struct perf_event_
 }
 
 /* Replay: the events past the user's are the probe. */
-static bool creation_claim(struct session *s, size_t e, const char *name)
+static bool creation_claim(struct pm_srcctx *ctx, size_t e, const char *name)
 {
+	struct session *s = ctx->ses;
 	s->kind[e] = 0;
 	return !name || strstr(name, "newproc");
 }
 
 /* A creation, not a sample of the profile: into the goroutine inspector's log. */
-static void creation_sample(struct session *s, size_t e, const struct pm_rec_sample *smp)
+static void creation_sample(struct pm_srcctx *ctx, size_t e, const struct pm_rec_sample *smp)
 {
+	struct session *s = ctx->ses;
 	struct creation *st = pm_src_state(s, &pm_src_creation);
 	struct pm_gor_creation c;
 	uint64_t pcs[128];
@@ -166,8 +170,9 @@ static double pct(uint64_t a, uint64_t all)
 	return all ? 100.0 * (double)a / (double)all : 0.0;
 }
 
-static void creation_profile_tail(struct session *s, struct pm_profile *p)
+static void creation_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
+	struct session *s = ctx->ses;
 	struct creation *st = pm_src_state(s, &pm_src_creation);
 	uint64_t cc, cp, cu, gu, lu, all;
 	char *c;

@@ -108,20 +108,23 @@ static uint64_t cpu_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static int inuse_configure(struct session *s)
+static int inuse_configure(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	if (!s->cfg->inuse)
 		return 0;
 	return 0;
 }
 
-static size_t inuse_nvalues(const struct session *s)
+static size_t inuse_nvalues(struct pm_srcctx *ctx)
 {
+	const struct session *s = ctx->ses;
 	return s->cfg && s->cfg->inuse ? V_N : 0;
 }
 
-static void inuse_begin(struct session *s)
+static void inuse_begin(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	struct inuse *st = inuse_of(s);
 
 	st->on = s->cfg && s->cfg->inuse; /* at replay, from the capture's INUSE records */
@@ -699,8 +702,9 @@ static size_t live_pids(struct session *s, pid_t *pids)
 	return n;
 }
 
-static uint64_t inuse_timer(struct session *s, uint64_t now)
+static uint64_t inuse_timer(struct pm_srcctx *ctx, uint64_t now)
 {
+	struct session *s = ctx->ses;
 	struct inuse *st = inuse_of(s);
 	pid_t pids[PM_DATA_SNAP_MAX_PIDS];
 
@@ -714,8 +718,9 @@ static uint64_t inuse_timer(struct session *s, uint64_t now)
 }
 
 /* Replay: a read; the one at the end is kept for the profile (inuse_profile_head()). */
-static void inuse_snapshot(struct session *s, const struct pm_data_snap *sn)
+static void inuse_snapshot(struct pm_srcctx *ctx, const struct pm_data_snap *sn)
 {
+	struct session *s = ctx->ses;
 	struct inuse *st = inuse_of(s);
 	pid_t pids[PM_DATA_SNAP_MAX_PIDS];
 
@@ -745,9 +750,10 @@ static uint32_t marker_frame(struct session *s)
 	return pm_stacks_frame(s->stacks, &f);
 }
 
-static uint64_t inuse_location(struct session *s, struct pm_profile *p,
+static uint64_t inuse_location(struct pm_srcctx *ctx, struct pm_profile *p,
 			       const struct pm_stack_frame *f)
 {
+	struct session *s = ctx->ses;
 	struct pm_prof_line line;
 
 	(void)s;
@@ -813,11 +819,12 @@ static bool alloc_types_ours(const struct session *s)
 	return !pm_src_has_events(s, &pm_src_alloc);
 }
 
-static void inuse_profile_head(struct session *s, struct pm_profile *p)
+static void inuse_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
+	struct session *s = ctx->ses;
 	struct inuse *st = inuse_of(s);
 	int64_t values[PM_SES_VALUES_MAX], rate = 0;
-	int64_t *v = values + s->val_off[pm_src_index(&pm_src_inuse)];
+	int64_t *v = values + s->sctx[pm_src_index(&pm_src_inuse)].val_off;
 	bool ours = alloc_types_ours(s);
 
 	if (!st->on)
@@ -882,8 +889,9 @@ static void inuse_profile_head(struct session *s, struct pm_profile *p)
 	}
 }
 
-static void inuse_profile_tail(struct session *s, struct pm_profile *p)
+static void inuse_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
+	struct session *s = ctx->ses;
 	struct inuse *st = inuse_of(s);
 	char *c;
 
@@ -934,9 +942,10 @@ static void inuse_profile_tail(struct session *s, struct pm_profile *p)
 	free(c);
 }
 
-static size_t inuse_stack_labels(struct session *s, const uint32_t *ids, size_t *n,
+static size_t inuse_stack_labels(struct pm_srcctx *ctx, const uint32_t *ids, size_t *n,
 				 struct pm_prof_label *out, size_t max)
 {
+	struct session *s = ctx->ses;
 	const struct pm_stack_frame *f;
 
 	if (!inuse_of(s)->on || !*n || !max)
@@ -951,9 +960,10 @@ static size_t inuse_stack_labels(struct session *s, const uint32_t *ids, size_t 
 	return 1;
 }
 
-static void inuse_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+static void inuse_profile_stack(struct pm_srcctx *ctx, struct pm_profile *p, const uint64_t *locs,
 				size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
+	struct session *s = ctx->ses;
 	int64_t val[PM_SES_VALUES_MAX + 8];
 	long ao = pm_prof_find_sample_type(p, "alloc_objects"),
 	     as = pm_prof_find_sample_type(p, "alloc_space"),
@@ -973,8 +983,9 @@ static void inuse_profile_stack(struct session *s, struct pm_profile *p, const u
 	pm_prof_add(p, locs, n, val, lab, nlab);
 }
 
-static void inuse_end(struct session *s)
+static void inuse_end(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	struct inuse *st = inuse_of(s);
 
 	if (!st)

@@ -266,8 +266,9 @@ out:
 }
 
 /* --locks: the two probes on every Go binary of the targets (attached) or on the command. */
-static int locks_add_events(struct session *s)
+static int locks_add_events(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	char err[600] = "";
 	size_t i, e, first = s->nev, n = s->attach ? pm_att_nprocs(s) : 1;
 
@@ -332,8 +333,9 @@ static int locks_add_events(struct session *s)
 }
 
 /* The exit's samples need no stack; the entry's the callchain's user part only. */
-static void locks_adjust_attr(struct session *s, size_t e, struct perf_event_attr *a)
+static void locks_adjust_attr(struct pm_srcctx *ctx, size_t e, struct perf_event_attr *a)
 {
+	struct session *s = ctx->ses;
 	a->exclude_callchain_kernel = 1;
 	if (s->kind[e] & KIND_EXIT) { /* its time and goroutine are all it needs */
 		a->exclude_callchain_user = 1;
@@ -349,8 +351,9 @@ static void locks_adjust_attr(struct session *s, size_t e, struct perf_event_att
 }
 
 /* Replay: the probes on fns[] (the entry's name is the function's, the exit's "LAST+0x..."). */
-static bool locks_claim(struct session *s, size_t e, const char *name)
+static bool locks_claim(struct pm_srcctx *ctx, size_t e, const char *name)
 {
+	struct session *s = ctx->ses;
 	if (!name || strncmp(name, "uprobe:", 7))
 		return false;
 	name += 7;
@@ -373,8 +376,9 @@ static bool locks_claim(struct session *s, size_t e, const char *name)
 	return false;
 }
 
-static size_t locks_nvalues(const struct session *s)
+static size_t locks_nvalues(struct pm_srcctx *ctx)
 {
+	const struct session *s = ctx->ses;
 	(void)s;
 	return V_N;
 }
@@ -496,8 +500,9 @@ static void new_period(struct session *s, struct locks *st, uint64_t now, double
  * Live, with a budget: the periods, the probes opened and closed in
  * each, the share of the next from the hits of the last.
  */
-static uint64_t locks_timer(struct session *s, uint64_t now)
+static uint64_t locks_timer(struct pm_srcctx *ctx, uint64_t now)
 {
+	struct session *s = ctx->ses;
 	struct locks *st = pm_src_state(s, &pm_src_locks);
 	uint64_t next;
 	bool en, ex;
@@ -753,7 +758,7 @@ static size_t walk(struct session *s, const struct pm_rec_sample *smp)
 static void holder_sample(struct session *s, struct locks *st, const struct pm_rec_sample *smp)
 {
 	int64_t values[PM_SES_VALUES_MAX];
-	int64_t *v = values + s->val_off[pm_src_index(&pm_src_locks)];
+	int64_t *v = values + s->sctx[pm_src_index(&pm_src_locks)].val_off;
 	uint64_t m = pm_le64(smp->raw + 24);
 	double n = 0, ns = 0;
 	size_t k, nw = 0;
@@ -840,7 +845,7 @@ static void entry_sample(struct session *s, struct locks *st, const struct pm_re
 static void add_wait(struct session *s, struct locks *st, const struct waiting *d, double w)
 {
 	int64_t values[PM_SES_VALUES_MAX];
-	int64_t *v = values + s->val_off[pm_src_index(&pm_src_locks)];
+	int64_t *v = values + s->sctx[pm_src_index(&pm_src_locks)].val_off;
 
 	memset(values, 0, s->nvalues * sizeof(values[0]));
 	/* scaled: the fractions carried to the next wait, so that the total stays */
@@ -896,8 +901,9 @@ static bool ours(struct session *s, const struct pm_rec_sample *smp)
 	return v != 0;
 }
 
-static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sample *smp)
+static void locks_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_sample *smp)
 {
+	struct session *s = ctx->ses;
 	struct locks *st = pm_src_state(s, &pm_src_locks);
 	struct waiting *wt;
 
@@ -959,8 +965,9 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 	*wt = st->w[--st->nw]; /* its ids go with it */
 }
 
-static void locks_profile_head(struct session *s, struct pm_profile *p)
+static void locks_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
+	struct session *s = ctx->ses;
 	struct locks *st = pm_src_state(s, &pm_src_locks);
 
 	if (!pm_src_has_events(s, &pm_src_locks))
@@ -977,8 +984,9 @@ static void locks_profile_head(struct session *s, struct pm_profile *p)
 	}
 }
 
-static void locks_profile_tail(struct session *s, struct pm_profile *p)
+static void locks_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
+	struct session *s = ctx->ses;
 	struct locks *st = pm_src_state(s, &pm_src_locks);
 	char *c;
 
@@ -1015,9 +1023,10 @@ static void locks_profile_tail(struct session *s, struct pm_profile *p)
 }
 
 /* contentions and delay; the labels as the CPU's, the thread's and a "mutex" from the pair. */
-static void locks_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+static void locks_profile_stack(struct pm_srcctx *ctx, struct pm_profile *p, const uint64_t *locs,
 				size_t n, const int64_t *v, struct pm_prof_label *lab0, size_t nlab)
 {
+	struct session *s = ctx->ses;
 	struct locks *st = pm_src_state(s, &pm_src_locks);
 	struct pm_prof_label lab[2 + PM_GOR_MAX_LABELS + 4];
 	int64_t val[PM_SES_VALUES_MAX + 4];
@@ -1053,8 +1062,9 @@ static void locks_profile_stack(struct session *s, struct pm_profile *p, const u
 	pm_prof_add(p, locs, n, val, lab, nlab);
 }
 
-static void locks_end(struct session *s)
+static void locks_end(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	struct locks *st = pm_src_state(s, &pm_src_locks);
 
 	while (st->nw)

@@ -63,8 +63,9 @@ static struct offcpu *state(struct session *s)
 	return pm_src_state(s, &pm_src_offcpu);
 }
 
-static int offcpu_configure(struct session *s)
+static int offcpu_configure(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	if (!s->cfg->off_cpu)
 		return 0;
 	if (s->cfg->no_callchain && !s->cfg->kernel) {
@@ -95,8 +96,9 @@ static bool kernel_allowed(void)
 }
 
 /* One event: context-switches at every switch, in kernel mode (where the switch is). */
-static int offcpu_add_events(struct session *s)
+static int offcpu_add_events(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	struct pm_evt_spec sp;
 	char err[256];
 
@@ -137,8 +139,9 @@ static int offcpu_add_events(struct session *s)
  * The switch records, and the kernel's callchain whatever --kernel says
  * (the sample is in the scheduler: its registers are the kernel's).
  */
-static void offcpu_adjust_attr(struct session *s, size_t e, struct perf_event_attr *a)
+static void offcpu_adjust_attr(struct pm_srcctx *ctx, size_t e, struct perf_event_attr *a)
 {
+	struct session *s = ctx->ses;
 	(void)s;
 	(void)e;
 	a->context_switch = 1;
@@ -148,15 +151,17 @@ static void offcpu_adjust_attr(struct session *s, size_t e, struct perf_event_at
 	a->sample_period = 1;
 }
 
-static bool offcpu_claim(struct session *s, size_t e, const char *name)
+static bool offcpu_claim(struct pm_srcctx *ctx, size_t e, const char *name)
 {
+	struct session *s = ctx->ses;
 	(void)s;
 	(void)e;
 	return name && !strcmp(name, EVENT);
 }
 
-static size_t offcpu_nvalues(const struct session *s)
+static size_t offcpu_nvalues(struct pm_srcctx *ctx)
 {
+	const struct session *s = ctx->ses;
 	(void)s;
 	return V_N;
 }
@@ -185,8 +190,9 @@ static struct thr *thread(struct offcpu *st, pid_t pid, pid_t tid, bool make)
 }
 
 /* A switch-out: the thread's stack and goroutine now, its time at the switch-in. */
-static void offcpu_sample(struct session *s, size_t ev, const struct pm_rec_sample *smp)
+static void offcpu_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_sample *smp)
 {
+	struct session *s = ctx->ses;
 	struct offcpu *st = state(s);
 	struct pm_walk w;
 	struct thr *t;
@@ -248,11 +254,12 @@ static void offcpu_sample(struct session *s, size_t ev, const struct pm_rec_samp
 }
 
 /* A switch: out (preempted or not), or in: the time off CPU, counted as its class says. */
-static void offcpu_record(struct session *s, size_t ev, const struct pm_rec *r)
+static void offcpu_record(struct pm_srcctx *ctx, size_t ev, const struct pm_rec *r)
 {
+	struct session *s = ctx->ses;
 	struct offcpu *st = state(s);
 	int64_t values[PM_SES_VALUES_MAX];
-	int64_t *v = values + s->val_off[pm_src_index(&pm_src_offcpu)];
+	int64_t *v = values + s->sctx[pm_src_index(&pm_src_offcpu)].val_off;
 	struct thr *t;
 	uint64_t d;
 	unsigned c;
@@ -303,13 +310,15 @@ static void offcpu_record(struct session *s, size_t ev, const struct pm_rec *r)
 	pm_stacks_add_tagged(s->stacks, (uint32_t)t->pid, (uint32_t)t->tid, t->ids, t->n, values);
 }
 
-static uint64_t offcpu_timer(struct session *s, uint64_t now)
+static uint64_t offcpu_timer(struct pm_srcctx *ctx, uint64_t now)
 {
+	struct session *s = ctx->ses;
 	return pm_src_has_events(s, &pm_src_offcpu) ? now + TICK_NS : 0;
 }
 
-static void offcpu_profile_head(struct session *s, struct pm_profile *p)
+static void offcpu_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
+	struct session *s = ctx->ses;
 	if (!pm_src_has_events(s, &pm_src_offcpu))
 		return;
 	pm_prof_add_sample_type(p, "off-cpu", "nanoseconds");
@@ -319,8 +328,9 @@ static void offcpu_profile_head(struct session *s, struct pm_profile *p)
 	}
 }
 
-static void offcpu_profile_tail(struct session *s, struct pm_profile *p)
+static void offcpu_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
+	struct session *s = ctx->ses;
 	struct offcpu *st = state(s);
 	char *c;
 
@@ -348,9 +358,10 @@ static void offcpu_profile_tail(struct session *s, struct pm_profile *p)
 	free(c);
 }
 
-static void offcpu_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+static void offcpu_profile_stack(struct pm_srcctx *ctx, struct pm_profile *p, const uint64_t *locs,
 				 size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
+	struct session *s = ctx->ses;
 	int64_t val[PM_SES_VALUES_MAX + 4];
 	long i = pm_prof_find_sample_type(p, "off-cpu");
 	size_t nt = pm_prof_nsample_types(p);
@@ -363,8 +374,9 @@ static void offcpu_profile_stack(struct session *s, struct pm_profile *p, const 
 	pm_prof_add(p, locs, n, val, lab, nlab);
 }
 
-static void offcpu_end(struct session *s)
+static void offcpu_end(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	struct offcpu *st = state(s);
 
 	for (size_t i = 0; i < st->nthr; i++)

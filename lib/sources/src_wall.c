@@ -134,8 +134,9 @@ static struct wall *wall_of(const struct session *s)
 	return pm_src_state(s, &pm_src_wall);
 }
 
-static int wall_configure(struct session *s)
+static int wall_configure(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	if (!s->cfg->wall_hz)
 		return 0;
 	if (s->cfg->wall_hz > 1000) {
@@ -146,8 +147,9 @@ static int wall_configure(struct session *s)
 	return 0;
 }
 
-static size_t wall_nvalues(const struct session *s)
+static size_t wall_nvalues(struct pm_srcctx *ctx)
 {
+	const struct session *s = ctx->ses;
 	return s->cfg && s->cfg->wall_hz ? 1 : 0;
 }
 
@@ -513,7 +515,7 @@ static void flush(struct session *s, pid_t pid, struct went *e)
 	if (!e->accw || !e->acc)
 		return;
 	memset(values, 0, s->nvalues * sizeof(values[0]));
-	values[s->val_off[pm_src_index(&pm_src_wall)]] = (int64_t)e->accw;
+	values[s->sctx[pm_src_index(&pm_src_wall)].val_off] = (int64_t)e->accw;
 	pm_stacks_add_tagged(s->stacks, (uint32_t)pid, 0, e->acc, e->nacc, values);
 	e->accw = 0;
 }
@@ -866,7 +868,7 @@ static void sample_running(const struct wchunk *c, const struct went *e, uint64_
 	c->w->running++;
 	nid = sample_frames(c, gp, gb, ids, nid, PM_ARRAY_SIZE(ids), ST_RUNNING, -1, -1, age);
 	memset(values, 0, s->nvalues * sizeof(values[0]));
-	values[s->val_off[pm_src_index(&pm_src_wall)]] = (int64_t)c->weight;
+	values[s->sctx[pm_src_index(&pm_src_wall)].val_off] = (int64_t)c->weight;
 	pm_stacks_add_tagged(s->stacks, (uint32_t)c->p->pid, 0, ids, nid, values);
 }
 
@@ -1089,8 +1091,9 @@ static void snapshots(struct session *s, struct wall *w, uint64_t now, const pid
 	w->interval = iv;
 }
 
-static uint64_t wall_timer(struct session *s, uint64_t now)
+static uint64_t wall_timer(struct pm_srcctx *ctx, uint64_t now)
 {
+	struct session *s = ctx->ses;
 	struct wall *w = wall_of(s);
 	pid_t pids[PM_DATA_SNAP_MAX_PIDS];
 	size_t n = 0;
@@ -1110,8 +1113,9 @@ static uint64_t wall_timer(struct session *s, uint64_t now)
 	return w->next;
 }
 
-static void wall_snapshot(struct session *s, const struct pm_data_snap *sn)
+static void wall_snapshot(struct pm_srcctx *ctx, const struct pm_data_snap *sn)
 {
+	struct session *s = ctx->ses;
 	struct wall *w = wall_of(s);
 	pid_t pids[PM_DATA_SNAP_MAX_PIDS];
 
@@ -1122,8 +1126,9 @@ static void wall_snapshot(struct session *s, const struct pm_data_snap *sn)
 	snapshots(s, w, sn->time, pids, sn->npids);
 }
 
-static void wall_begin(struct session *s)
+static void wall_begin(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	struct wall *w = wall_of(s);
 
 	if (!s->cfg || !s->cfg->wall_hz)
@@ -1140,8 +1145,9 @@ static size_t wall_index_in(struct pm_profile *p)
 	return k < 0 ? 0 : (size_t)k;
 }
 
-static void wall_profile_head(struct session *s, struct pm_profile *p)
+static void wall_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
+	struct session *s = ctx->ses;
 	struct wall *w = wall_of(s);
 
 	if (!w->hz)
@@ -1152,8 +1158,9 @@ static void wall_profile_head(struct session *s, struct pm_profile *p)
 	pm_prof_add_sample_type(p, "wall", "nanoseconds");
 }
 
-static void wall_profile_tail(struct session *s, struct pm_profile *p)
+static void wall_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
+	struct session *s = ctx->ses;
 	struct wall *w = wall_of(s);
 	char *c;
 	double span = 0;
@@ -1203,8 +1210,9 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 	free(c);
 }
 
-static uint64_t wall_location(struct session *s, struct pm_profile *p, const struct pm_stack_frame *f)
+static uint64_t wall_location(struct pm_srcctx *ctx, struct pm_profile *p, const struct pm_stack_frame *f)
 {
+	struct session *s = ctx->ses;
 	struct pm_prof_line line;
 
 	(void)s;
@@ -1228,9 +1236,10 @@ static const char *reason_name(struct wall *w, struct session *s, int reason, ch
 	return buf;
 }
 
-static size_t wall_stack_labels(struct session *s, const uint32_t *ids, size_t *n,
+static size_t wall_stack_labels(struct pm_srcctx *ctx, const uint32_t *ids, size_t *n,
 				struct pm_prof_label *out, size_t max)
 {
+	struct session *s = ctx->ses;
 	struct wall *w = wall_of(s);
 	const struct pm_stack_frame *f;
 	const struct wlab *lb;
@@ -1266,9 +1275,10 @@ static size_t wall_stack_labels(struct session *s, const uint32_t *ids, size_t *
 	return k;
 }
 
-static void wall_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+static void wall_profile_stack(struct pm_srcctx *ctx, struct pm_profile *p, const uint64_t *locs,
 			       size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
+	struct session *s = ctx->ses;
 	int64_t val[1 + PM_EVT_MAX + 16]; /* every source's sample types (alloc's too), zero */
 
 	if (!wall_of(s)->hz || !v[0] || pm_prof_nsample_types(p) > PM_ARRAY_SIZE(val))
@@ -1278,8 +1288,9 @@ static void wall_profile_stack(struct session *s, struct pm_profile *p, const ui
 	pm_prof_add(p, locs, n, val, lab, nlab);
 }
 
-static void wall_end(struct session *s)
+static void wall_end(struct pm_srcctx *ctx)
 {
+	struct session *s = ctx->ses;
 	struct wall *w = wall_of(s);
 
 	if (!w)
