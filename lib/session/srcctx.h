@@ -23,12 +23,12 @@
 
 #include "base/util.h"
 #include "events/events.h"
+#include "perf/rec.h"
 #include "session/record.h"
 #include "unwind/unwind.h"
 
 struct session;
 struct pm_source;
-struct pm_rec_sample;
 struct pm_stacks;
 struct pm_maps;
 struct pm_map;

@@ -350,9 +350,10 @@ static struct wproc *proc_find(struct wall *w, pid_t pid)
 	return NULL;
 }
 
-void pm_wall_cpu_sample(struct session *s, pid_t pid, uint64_t time, const uint32_t *ids,
+void pm_wall_cpu_sample(struct pm_srcctx *wall, pid_t pid, uint64_t time, const uint32_t *ids,
 			size_t n)
 {
+	struct session *s = wall->ses;
 	struct wall *w = wall_of(s);
 	struct wproc *p;
 	struct wcpu *c;
