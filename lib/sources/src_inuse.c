@@ -776,7 +776,7 @@ static size_t attributed(struct session *s, struct iproc *p, struct bkt *b, uint
 {
 	size_t nt = 0, k = b->nids - 1;
 	uint64_t count = 0;
-	const uint32_t *tail = pm_alloc_seen(s, (uint32_t)p->pid, b->size, b->ids, k, &nt, &count);
+	const uint32_t *tail = pm_alloc_seen(pm_src_ctx(s, pm_src_index(&pm_src_alloc)), (uint32_t)p->pid, b->size, b->ids, k, &nt, &count);
 
 	if (b->nids + nt + 1 > cap) { /* too deep: the record's frames alone (0) */
 		st->unattributed++;
