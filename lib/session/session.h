@@ -35,7 +35,6 @@
  * binary, four binaries).
  */
 #define PM_SES_EVT_MAX (PM_EVT_MAX + 8)
-#define PM_SES_SRC_MAX 8                 /* profile sources (source.h) */
 #define PM_SES_KERNEL_MAP (PM_STACKS_NO_MAP - 1) /* frames: stack frames in the kernel */
 /* frames a profile source makes itself (source.h: location, stack_labels), by its index */
 #define PM_SES_SRC_MAP(i) (PM_STACKS_NO_MAP - 32 - (uint32_t)(i))

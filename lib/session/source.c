@@ -47,28 +47,6 @@ bool pm_src_has_events(const struct session *s, const struct pm_source *src)
 	return false;
 }
 
-void *pm_src_state(const struct session *s, const struct pm_source *src)
-{
-	return s->sctx[pm_src_index(src)].state;
-}
-
-void pm_src_own(struct session *s, size_t first, const struct pm_source *src)
-{
-	for (size_t e = first; e < s->nev; e++)
-		s->src[e] = (uint8_t)pm_src_index(src);
-}
-
-bool pm_src_add_event(struct session *s, const struct pm_source *src,
-		      const struct pm_evt_spec *spec, int kind)
-{
-	if (s->nev >= PM_ARRAY_SIZE(s->spec))
-		return false;
-	s->spec[s->nev] = *spec;
-	s->kind[s->nev] = kind;
-	s->src[s->nev++] = (uint8_t)pm_src_index(src);
-	return true;
-}
-
 bool pm_src_creations_logged(const struct session *s)
 {
 	for (size_t i = 0; i < pm_nsources; i++)

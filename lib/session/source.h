@@ -158,11 +158,6 @@ size_t pm_src_index(const struct pm_source *src);
 struct pm_srcctx *pm_src_ctx(struct session *s, size_t i);
 /* Does @src own an event? */
 bool pm_src_has_events(const struct session *s, const struct pm_source *src);
-/* (transitional, until every source takes its context) */
-void *pm_src_state(const struct session *s, const struct pm_source *src);
-void pm_src_own(struct session *s, size_t first, const struct pm_source *src);
-bool pm_src_add_event(struct session *s, const struct pm_source *src,
-		      const struct pm_evt_spec *spec, int kind);
 /* Does a source that logs_creations own an event? */
 bool pm_src_creations_logged(const struct session *s);
 

@@ -42,6 +42,7 @@ struct pm_slog;
  * pm_src_begin() stops where a source asks for more
  */
 #define PM_SES_VALUES_MAX (2 * PM_EVT_MAX + 16)
+#define PM_SES_SRC_MAX 8 /* profile sources (source.h) */
 #define PM_SC_MAX_FRAMES 1024 /* the deepest walk of a stack (PM_REG_MAX_FRAMES) */
 /* a sample's frame ids: its walk's, the kernel's, the cut marker, the goroutine's */
 #define PM_SC_MAX_IDS (PM_SC_MAX_FRAMES + PERF_MAX_STACK_DEPTH + 8 + 1)
