@@ -47,6 +47,16 @@ bool pm_src_has_events(const struct session *s, const struct pm_source *src)
 	return false;
 }
 
+/*
+ * Does source @i work in this session: it owns an event, or works without
+ * (pm_sc_set_on())?  The hooks of one that does not are not called past
+ * begin(): its timer, snapshots and profile hooks would find nothing.
+ */
+static bool src_on(const struct session *s, size_t i)
+{
+	return s->sctx[i].on || pm_src_has_events(s, pm_sources[i]);
+}
+
 bool pm_src_creations_logged(const struct session *s)
 {
 	for (size_t i = 0; i < pm_nsources; i++)
@@ -141,7 +151,7 @@ uint64_t pm_src_timers(struct session *s, uint64_t now)
 	uint64_t next = 0;
 
 	for (size_t i = 0; i < pm_nsources; i++)
-		if (pm_sources[i]->timer) {
+		if (pm_sources[i]->timer && src_on(s, i)) {
 			uint64_t t = pm_sources[i]->timer(pm_src_ctx(s, i), now);
 
 			if (t && (!next || t < next))
@@ -153,28 +163,28 @@ uint64_t pm_src_timers(struct session *s, uint64_t now)
 void pm_src_snapshot(struct session *s, const struct pm_data_snap *sn)
 {
 	for (size_t i = 0; i < pm_nsources; i++)
-		if (pm_sources[i]->snap_type == sn->type && pm_sources[i]->snapshot)
+		if (pm_sources[i]->snap_type == sn->type && pm_sources[i]->snapshot && src_on(s, i))
 			pm_sources[i]->snapshot(pm_src_ctx(s, i), sn);
 }
 
 void pm_src_profile_head(struct session *s, struct pm_profile *p)
 {
 	for (size_t i = 0; i < pm_nsources; i++)
-		if (pm_sources[i]->profile_head)
+		if (pm_sources[i]->profile_head && src_on(s, i))
 			pm_sources[i]->profile_head(pm_src_ctx(s, i), p);
 }
 
 void pm_src_profile_tail(struct session *s, struct pm_profile *p)
 {
 	for (size_t i = 0; i < pm_nsources; i++)
-		if (pm_sources[i]->profile_tail)
+		if (pm_sources[i]->profile_tail && src_on(s, i))
 			pm_sources[i]->profile_tail(pm_src_ctx(s, i), p);
 }
 
 uint64_t pm_src_location(struct session *s, size_t i, struct pm_profile *p,
 			 const struct pm_stack_frame *f)
 {
-	if (i >= pm_nsources || !pm_sources[i]->location)
+	if (i >= pm_nsources || !pm_sources[i]->location || !src_on(s, i))
 		return 0;
 	return pm_sources[i]->location(pm_src_ctx(s, i), p, f);
 }
@@ -185,7 +195,7 @@ size_t pm_src_stack_labels(struct session *s, const uint32_t *ids, size_t *n,
 	size_t nlab = 0;
 
 	for (size_t i = 0; i < pm_nsources; i++)
-		if (pm_sources[i]->stack_labels)
+		if (pm_sources[i]->stack_labels && src_on(s, i))
 			nlab += pm_sources[i]->stack_labels(pm_src_ctx(s, i), ids, n, out + nlab,
 							    max - nlab);
 	return nlab;
@@ -195,7 +205,7 @@ void pm_src_profile_stack(struct session *s, struct pm_profile *p, const uint64_
 			  const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
 	for (size_t i = 0; i < pm_nsources; i++)
-		if (pm_sources[i]->profile_stack)
+		if (pm_sources[i]->profile_stack && src_on(s, i))
 			pm_sources[i]->profile_stack(pm_src_ctx(s, i), p, locs, n,
 						     v + s->sctx[i].val_off, lab, nlab);
 }

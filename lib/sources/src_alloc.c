@@ -595,8 +595,6 @@ static void alloc_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 	struct alloc *st = ctx->state;
 	int64_t rate = st->rate_last ? st->rate_last : DEFAULT_RATE;
 
-	if (!pm_sc_has_events(ctx))
-		return;
 	pm_prof_add_sample_type(p, "alloc_objects", "count");
 	pm_prof_add_sample_type(p, "alloc_space", "bytes");
 	if (!pm_sc_nuser(ctx)) { /* allocations alone: a heap profile's period and default */
@@ -619,8 +617,6 @@ static void alloc_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 		pm_prof_add_comment(p, c);
 		free(c);
 	}
-	if (!pm_sc_has_events(ctx))
-		return;
 	c = xasprintf("alloc: %" PRIu64 " allocations sampled by the Go runtime (runtime.mProf_Malloc), "
 		      "%" PRIu64 " unreadable; heap sampling rate %s%" PRId64 " bytes%s",
 		      st->samples, st->bad, st->rate_mixed ? "changed, last " : "",

@@ -161,8 +161,6 @@ static void creation_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 	uint64_t cc, cp, cu, gu, lu, all;
 	char *c;
 
-	if (!pm_sc_has_events(ctx))
-		return;
 	pm_gor_creator_counts(pm_sc_gor(ctx), &cc, &cp, &cu, &gu, &lu);
 	all = cc + cp + cu + gu;
 	c = xasprintf("creators: %" PRIu64 " goroutine creations seen by the probe (%" PRIu64

@@ -131,6 +131,8 @@ static void inuse_begin(struct pm_srcctx *ctx)
 	struct inuse *st = inuse_of(ctx);
 
 	st->on = inuse_on(ctx);
+	if (st->on)
+		pm_sc_set_on(ctx); /* without events: its timer, snapshots and profile hooks */
 	st->interval = INTERVAL;
 }
 

@@ -494,7 +494,7 @@ static uint64_t locks_timer(struct pm_srcctx *ctx, uint64_t now)
 	uint64_t next;
 	bool en, ex;
 
-	if (pm_sc_replay(ctx) || !pm_sc_has_events(ctx))
+	if (pm_sc_replay(ctx))
 		return 0;
 	if (!st->pstart) {
 		st->budget = pm_sc_cfg(ctx)->locks_max_rate < 0 ? 0
@@ -948,8 +948,6 @@ static void locks_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
 	struct locks *st = ctx->state;
 
-	if (!pm_sc_has_events(ctx))
-		return;
 	flush(ctx, st, true); /* the last period's waits: as planned */
 	pm_prof_add_sample_type(p, "contentions", "count");
 	pm_prof_add_sample_type(p, "delay", "nanoseconds");
@@ -967,8 +965,6 @@ static void locks_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 	struct locks *st = ctx->state;
 	char *c;
 
-	if (!pm_sc_has_events(ctx))
-		return;
 	st->still += st->nw;
 	while (st->nw)
 		drop(st, &st->w[st->nw - 1]);

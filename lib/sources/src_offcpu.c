@@ -303,13 +303,12 @@ static void offcpu_record(struct pm_srcctx *ctx, size_t ev, const struct pm_rec 
 
 static uint64_t offcpu_timer(struct pm_srcctx *ctx, uint64_t now)
 {
-	return pm_sc_has_events(ctx) ? now + TICK_NS : 0;
+	(void)ctx;
+	return now + TICK_NS; /* (off without its event: source.c calls it not) */
 }
 
 static void offcpu_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
-	if (!pm_sc_has_events(ctx))
-		return;
 	pm_prof_add_sample_type(p, "off-cpu", "nanoseconds");
 	if (!pm_sc_nuser(ctx)) { /* off-CPU alone: its type is the default */
 		pm_prof_set_default_type(p, pm_prof_nsample_types(p) - 1);
@@ -322,8 +321,6 @@ static void offcpu_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 	struct offcpu *st = state(ctx);
 	char *c;
 
-	if (!pm_sc_has_events(ctx))
-		return;
 	st->still = 0;
 	for (size_t i = 0; i < st->nthr; i++)
 		st->still += st->thr[i].out;

@@ -1123,6 +1123,7 @@ static void wall_begin(struct pm_srcctx *ctx)
 	if (!pm_sc_cfg(ctx) || !pm_sc_cfg(ctx)->wall_hz)
 		return;
 	w->hz = pm_sc_cfg(ctx)->wall_hz;
+	pm_sc_set_on(ctx); /* without events: its timer, snapshots and profile hooks */
 	w->interval = 1000000000ULL / w->hz;
 	w->lab_idx = xcalloc((size_t)ST_N * (WALL_REASONS + 2) * (WALL_BUCKETS + 1), sizeof(uint32_t));
 }
