@@ -337,8 +337,7 @@ static void setup_events(struct session *s, bool enable_on_exec)
 	for (e = 0; e < s->nev; e++) {
 		s->attr[e].watermark = 1;
 		s->attr[e].wakeup_watermark = wakeup_bytes(s->cfg, s->att->pages);
-		if (pm_sources[s->src[e]]->adjust_attr) /* the source's own needs */
-			pm_sources[s->src[e]]->adjust_attr(s, e, &s->attr[e]);
+		pm_src_adjust_attr(s, e, &s->attr[e]); /* the source's own needs */
 	}
 }
 

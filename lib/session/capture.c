@@ -399,9 +399,7 @@ static int replay_own(struct session *s, const struct perf_event_header *h)
 
 		if (pm_data_decode_snap(h, &sn))
 			return -EINVAL;
-		for (size_t i = 0; i < pm_nsources; i++)
-			if (pm_sources[i]->snap_type == sn.type && pm_sources[i]->snapshot)
-				pm_sources[i]->snapshot(s, &sn);
+		pm_src_snapshot(s, &sn);
 		/* the parts are the snapshot's (kept for the read at the end: its source takes them then) */
 		if (!(sn.flags & PM_DATA_SNAP_FINAL))
 			s->snap_len = 0;

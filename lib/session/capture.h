@@ -40,14 +40,8 @@ int pm_cap_read(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t l
  * back into @buf.  0 or -EFAULT.
  */
 int pm_cap_value(struct session *s, pid_t pid, uint64_t key, void *buf, size_t len);
-#define PM_CAP_KEY_LOCKS_PERIODS 16 /* src_locks.c: 16 and 24 the periods of its budget, 64 a target's */
-/* Many reads of @pid (batched live), each marked ok or not, as pm_cap_read() reads one. */
-struct pm_cap_rd {
-	uint64_t addr;
-	void *buf;
-	size_t len;
-	bool ok;
-};
+/* (the keys the sources use: srcctx.h, PM_CAP_KEY_*) */
+/* Many reads of @pid (batched live), each marked ok or not (srcctx.h), as pm_cap_read() reads one. */
 void pm_cap_readv(struct session *s, pid_t pid, struct pm_cap_rd *r, size_t n);
 /*
  * A source's snapshot (its timer's reads of the target) begins: live with
@@ -63,9 +57,6 @@ void pm_cap_snap_begin(struct session *s, struct pm_slog **log);
  */
 void pm_cap_snap_end(struct session *s, uint32_t type, uint32_t flags, uint64_t time,
 		     const pid_t *pids, size_t npids);
-#define PM_CAP_KEY_SNAP_CPU 32   /* a snapshot's CPU time (ns), and 40 a part of it */
-#define PM_CAP_KEY_INUSE_ALIVE 48 /* src_inuse.c: the process alive (1 byte) */
-#define PM_CAP_KEY_INUSE_PATH 56 /* src_inuse.c: its binary's path: length (8), then bytes (at 64) */
 /* The same as the unwinder's and the goroutine inspector's read callbacks (arg: the session). */
 int pm_cap_unw_read(void *arg, uint64_t addr, void *buf, size_t len);
 int pm_cap_gor_read(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len);

@@ -191,9 +191,7 @@ static void tails(struct session *s, struct pm_profile *p)
 {
 	char *c;
 
-	for (size_t e = 0; e < pm_nsources; e++)
-		if (pm_sources[e]->profile_tail)
-			pm_sources[e]->profile_tail(s, p);
+	pm_src_profile_tail(s, p);
 	if (pm_att_dups(s)) {
 		c = xasprintf("records from a second inherited event set dropped: %" PRIu64,
 			      pm_att_dups(s));
@@ -265,9 +263,7 @@ static void frame_loc(struct build *b, size_t i)
 	    f->map_id > PM_SES_SRC_MAP(PM_SES_SRC_MAX)) { /* a source's own frames */
 		size_t e = PM_SES_SRC_MAP(0) - f->map_id;
 
-		b->loc_of[i] = e < pm_nsources && pm_sources[e]->location
-				       ? pm_sources[e]->location(s, p, f)
-				       : 0;
+		b->loc_of[i] = pm_src_location(s, e, p, f);
 		return;
 	}
 	if (pm_gor_is_frame(f)) { /* goroutines: creator frames */
@@ -331,7 +327,7 @@ static size_t stack_locs(const struct build *b, const uint32_t *ids, size_t n, u
 static void add_stack(struct build *b, size_t i, uint64_t *locs)
 {
 	struct session *s = b->s;
-	size_t n, e;
+	size_t n;
 	const int64_t *v;
 	const uint32_t *ids = pm_stacks_at(s->stacks, i, &n, &v);
 	struct pm_prof_label lab[2 + 8 + PM_GOR_MAX_LABELS + 2];
@@ -347,18 +343,13 @@ static void add_stack(struct build *b, size_t i, uint64_t *locs)
 		lab[1].num = tid;
 		nlab++;
 	}
-	for (e = 0; e < pm_nsources; e++) /* labels in the sources' own root frames */
-		if (pm_sources[e]->stack_labels)
-			nlab += pm_sources[e]->stack_labels(s, ids, &n, lab + nlab,
-							    PM_ARRAY_SIZE(lab) - 1 - nlab);
+	/* labels in the sources' own root frames */
+	nlab += pm_src_stack_labels(s, ids, &n, lab + nlab, PM_ARRAY_SIZE(lab) - 1 - nlab);
 	if (s->gor) /* goroutines: the labels of the root tag frame */
 		nlab += pm_gor_labels(s->gor, s->stacks, ids, &n, lab + nlab,
 				      PM_ARRAY_SIZE(lab) - 1 - nlab);
 	n = stack_locs(b, ids, n, locs);
-	for (e = 0; e < pm_nsources; e++) /* each source's samples of the stack */
-		if (pm_sources[e]->profile_stack)
-			pm_sources[e]->profile_stack(s, b->p, locs, n, v + s->val_off[e], lab,
-						     nlab);
+	pm_src_profile_stack(s, b->p, locs, n, v, lab, nlab); /* each source's samples of it */
 }
 
 /*
@@ -401,9 +392,7 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 	size_t i;
 
 	pm_reg_check_limits(s->reg, s->stacks, 0); /* one reached after the last sample (mappings) */
-	for (i = 0; i < pm_nsources; i++) /* sample types, period, descriptions */
-		if (pm_sources[i]->profile_head)
-			pm_sources[i]->profile_head(s, b.p);
+	pm_src_profile_head(s, b.p); /* sample types, period, descriptions */
 	/* (after the heads: a source may add its stacks there, --inuse's last read) */
 	b.nframes = pm_stacks_nframes(s->stacks);
 	b.nmaps = pm_maps_count(s->maps);

@@ -241,7 +241,7 @@ static void at_cmd_break(pid_t pid, void *arg)
 {
 	struct session *s = arg;
 
-	s->cmd_break_fn(s, pid);
+	s->cmd_break_fn(s->cmd_break_src, pid);
 }
 
 /* What pm_record_run() holds across its phases, freed at its end. */
@@ -479,16 +479,7 @@ static bool wait_events(struct session *s, struct run *r)
 /* Sources with work of their own at their rate (snapshots): the soonest next, 0 none. */
 static uint64_t run_timers(struct session *s, uint64_t now)
 {
-	uint64_t next = 0;
-
-	for (size_t i = 0; i < pm_nsources; i++)
-		if (pm_sources[i]->timer) {
-			uint64_t t = pm_sources[i]->timer(s, now);
-
-			if (t && (!next || t < next))
-				next = t;
-		}
-	return next;
+	return pm_src_timers(s, now);
 }
 
 /* A stop asked for (a signal, then --duration): forwarded to the command once. */

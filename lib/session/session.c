@@ -129,23 +129,17 @@ size_t pm_ses_gor_sample(struct session *s, const struct pm_rec_sample *smp,
 	return n;
 }
 
-static size_t stack_ids(struct session *s, const struct pm_rec_sample *smp,
-			const struct pm_walk *w)
+size_t pm_ses_user_ids(struct session *s, const struct pm_walk *w, size_t from, uint32_t *ids,
+		       size_t k)
 {
-	size_t n = w->n, nk = w->nk, i;
-
-	for (i = 0; i < nk; i++) {
-		struct pm_stack_frame f = { PM_SES_KERNEL_MAP, i > 0, s->kchain[i], s->kchain[i] };
-
-		s->ids[i] = pm_stacks_frame(s->stacks, &f);
-	}
-	for (i = 0; i < n; i++) {
+	for (size_t i = from; i < w->n; i++) {
 		const struct pm_map *m;
 		struct pm_stack_frame f;
 
 		/* recursion: a return address equal to the one below is the same frame */
-		if (i > 1 && s->pcs[i] == s->pcs[i - 1]) {
-			s->ids[nk + i] = s->ids[nk + i - 1];
+		if (i > from + 1 && s->pcs[i] == s->pcs[i - 1]) {
+			ids[k] = ids[k - 1];
+			k++;
 			continue;
 		}
 		m = pm_maps_find(s->maps, w->pid, s->pcs[i]);
@@ -153,16 +147,29 @@ static size_t stack_ids(struct session *s, const struct pm_rec_sample *smp,
 		f.is_return = i > 0;
 		f.addr = s->pcs[i];
 		f.vaddr = m && m->sym ? (uint64_t)((int64_t)s->pcs[i] - m->bias) : s->pcs[i];
-		s->ids[nk + i] = pm_stacks_frame(s->stacks, &f);
+		ids[k++] = pm_stacks_frame(s->stacks, &f);
 	}
-	n += nk;
 	if (w->status & PM_UNW_COMPLETE) {
 		s->complete++;
 	} else {
 		/* an honest marker at the root instead of a guessed caller */
-		s->ids[n++] = s->cut_frame;
+		ids[k++] = s->cut_frame;
 		s->res->cut++;
 	}
+	return k;
+}
+
+static size_t stack_ids(struct session *s, const struct pm_rec_sample *smp,
+			const struct pm_walk *w)
+{
+	size_t nk = w->nk, i, n;
+
+	for (i = 0; i < nk; i++) {
+		struct pm_stack_frame f = { PM_SES_KERNEL_MAP, i > 0, s->kchain[i], s->kchain[i] };
+
+		s->ids[i] = pm_stacks_frame(s->stacks, &f);
+	}
+	n = pm_ses_user_ids(s, w, 0, s->ids, nk);
 	return pm_ses_gor_sample(s, smp, w, w->n, n);
 }
 
@@ -193,7 +200,7 @@ static void on_sample(struct session *s, const struct pm_rec_sample *smp)
 	if (!pm_att_accept(s, smp->id, smp->tid))
 		return;
 	ev = event_of(s, smp->id);
-	pm_sources[s->src[ev]]->sample(s, ev, smp);
+	pm_src_sample(s, ev, smp);
 }
 
 /* A record a source consumes (a thread's switch, or exit): to the source of its event. */
@@ -202,9 +209,9 @@ static void on_other(struct session *s, const struct pm_rec *r)
 	size_t ev = event_of(s, r->sid.id);
 
 	/* (accepting picks the thread's event set: only for a record that is used) */
-	if (s->layout.sample_id_all && pm_sources[s->src[ev]]->record &&
+	if (s->layout.sample_id_all && pm_src_takes_records(s, ev) &&
 	    pm_att_accept(s, r->sid.id, r->sid.tid))
-		pm_sources[s->src[ev]]->record(s, ev, r);
+		pm_src_record(s, ev, r);
 }
 
 static void on_record(struct session *s, const struct pm_rec *r)

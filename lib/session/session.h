@@ -24,6 +24,7 @@
 #include "perf/rec.h"
 #include "session/record.h"
 #include "session/registry.h"
+#include "session/srcctx.h"
 #include "profile/stacks.h"
 #include "unwind/unwind.h"
 #include "base/util.h"
@@ -34,13 +35,6 @@
  * binary, four binaries).
  */
 #define PM_SES_EVT_MAX (PM_EVT_MAX + 8)
-#define PM_SES_SRC_MAX 8                 /* profile sources (source.h) */
-/*
- * values per stack, every source's: the CPU source's 2 per event, and the
- * others' at most 16 in all (alloc 4, inuse 5, locks 4, off-cpu 2, wall 1);
- * pm_src_begin() stops where a source asks for more
- */
-#define PM_SES_VALUES_MAX (2 * PM_EVT_MAX + 16)
 #define PM_SES_KERNEL_MAP (PM_STACKS_NO_MAP - 1) /* frames: stack frames in the kernel */
 /* frames a profile source makes itself (source.h: location, stack_labels), by its index */
 #define PM_SES_SRC_MAP(i) (PM_STACKS_NO_MAP - 32 - (uint32_t)(i))
@@ -68,7 +62,8 @@ struct session {
 	pid_t cmd_pid;           /* the command launched, 0 when attached */
 	/* a launched command: a source's breakpoint in it (pm_target_break()), 0 none */
 	uint64_t cmd_break;
-	void (*cmd_break_fn)(struct session *s, pid_t pid);
+	void (*cmd_break_fn)(struct pm_srcctx *c, pid_t pid);
+	struct pm_srcctx *cmd_break_src; /* the source that asked (pm_sc_break()) */
 	const char *cmd_break_what; /* its warnings' prefix: the option */
 	/* the events: spec and attr i; attr 0 gives the record layout */
 	struct pm_evt_spec spec[PM_SES_EVT_MAX];
@@ -83,9 +78,9 @@ struct session {
 	 * per thread a dummy software event stands in its place
 	 */
 	bool cpuwide[PM_SES_EVT_MAX];
-	void *src_state[PM_SES_SRC_MAX]; /* each source's own state (pm_src_state()) */
-	size_t nvalues;          /* values per stack, every source's ... */
-	size_t val_off[PM_SES_SRC_MAX]; /* ... from here for each */
+	/* each source's context: its state, its values' offset (pm_src_ctx()) */
+	struct pm_srcctx sctx[PM_SES_SRC_MAX];
+	size_t nvalues;          /* values per stack, every source's */
 	struct pm_idtab ev_of;   /* several events: event id -> its index */
 	struct pm_rec_layout layout;
 	int ip_idx, sp_idx, bp_idx;
@@ -99,7 +94,7 @@ struct session {
 	struct pm_stacks *stacks;
 	struct pm_gor *gor;      /* goroutines: NULL when off (replay) */
 	uint64_t pcs[PM_REG_MAX_FRAMES];
-	uint32_t ids[PM_REG_MAX_FRAMES + PERF_MAX_STACK_DEPTH + 8 + 1];
+	uint32_t ids[PM_SC_MAX_IDS];
 	uint64_t chain[PERF_MAX_STACK_DEPTH + 8];
 	uint64_t kchain[PERF_MAX_STACK_DEPTH + 8]; /* frames: the kernel part of the callchain */
 	pid_t unw_pid;                             /* frames: whose memory read_mem reads */
@@ -135,16 +130,7 @@ struct session {
 	uint64_t vpcs[PM_REG_MAX_FRAMES]; /* the check walk over a cut copy */
 };
 
-/* One sample's stack, walked (pm_ses_walk()): s->pcs[0..n), s->kchain[0..nk). */
-struct pm_walk {
-	struct pm_unw_input in;
-	struct pm_unw_goabi goabi;
-	unsigned status;         /* PM_UNW_* */
-	size_t n, nk;
-	pid_t pid;
-	uint64_t switch_bp; /* pm_unw_switch_bp() of the walk */
-};
-
+/* A sample's stack walked (pm_ses_walk(), struct pm_walk in srcctx.h): s->pcs[0..n), s->kchain[0..nk). */
 void pm_ses_err(struct pm_record_result *res, enum pm_record_err err, const char *fmt, ...)
 	PM_PRINTF(3, 4);
 /* Attr 0 is final: the record layout, and (live, --raw) the capture begins. */
@@ -170,6 +156,9 @@ size_t pm_ses_gor_sample(struct session *s, const struct pm_rec_sample *smp,
  */
 size_t pm_ses_stack_ids(struct session *s, const struct pm_rec_sample *smp,
 			const struct pm_walk *w);
+/* srcctx.h's pm_sc_user_ids(): the user frames s->pcs[from..w->n) into ids[k..), the cut marker. */
+size_t pm_ses_user_ids(struct session *s, const struct pm_walk *w, size_t from, uint32_t *ids,
+		       size_t k);
 /*
  * The one entry to processing, live and at replay: @h is the record's
  * bytes (what the capture stores), @r its decoding.

@@ -1,7 +1,7 @@
 /* sources: the table of profile sources (sources.h). */
 #include "sources/sources.h"
 
-#include "session/session.h"
+#include "session/srcctx.h"
 #include "sources/src_cpu.h"
 #include "sources/src_creation.h"
 #include "sources/src_alloc.h"

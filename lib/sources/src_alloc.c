@@ -10,19 +10,14 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "session/attach.h"
-#include "session/capture.h"
 #include "symbols/elfimg.h"
 #include "symbols/gopclntab.h"
 #include "goruntime/gocode.h"
-#include "goruntime/goroutine.h"
 #include "symbols/maps.h"
 #include "profile/profile.h"
-#include "session/session.h"
+#include "session/srcctx.h"
 #include "profile/stacks.h"
 #include "symbols/symtab.h"
-#include "base/path.h"
-#include "perf/target.h"
 
 #define RAW_SIZE 32 /* trace entry (8), probe ip (8), p, size (8 each) ... */
 #define RAW_RATE 40 /* ... and the rate of the moment, when its address is known */
@@ -30,7 +25,7 @@
 #define MAX_SIZE (1ULL << 40) /* bytes: larger is a bad read, not an object */
 #define MAX_SCALED 0x1p62     /* a scaled value at most (an int64 with room for sums) */
 
-/* s->kind[e] of its events: what add_events learnt of the binary */
+/* pm_sc_kind(ctx, e) of its events: what add_events learnt of the binary */
 enum { KIND_OFF = 1, KIND_NO_RATE = 2 };
 
 #define MAX_WRITES 8 /* --memprofilerate: processes whose rate was written */
@@ -261,11 +256,11 @@ static int rw_target(pid_t pid, uint64_t addr, int64_t *v, bool write)
  * --memprofilerate: runtime.MemProfileRate of @pid (at @addr) set for the
  * recording, said on stderr; the value it had is kept to be put back.
  */
-static void rate_write(struct session *s, struct alloc *st, pid_t pid, uint64_t addr,
+static void rate_write(struct pm_srcctx *ctx, struct alloc *st, pid_t pid, uint64_t addr,
 		       const char *path)
 {
 	struct rate_write *w = &st->w[st->nw];
-	int64_t set = s->cfg->memprofilerate;
+	int64_t set = pm_sc_cfg(ctx)->memprofilerate;
 
 	if (!addr || st->nw >= MAX_WRITES) {
 		pm_warn("--memprofilerate: runtime.MemProfileRate of %s (process %d) not found: "
@@ -300,11 +295,11 @@ static void rate_restore(struct alloc *st)
 }
 
 /* --memprofilerate, a launched command stopped where its runtime has set its rate. */
-static void at_rate_set(struct session *s, pid_t pid)
+static void at_rate_set(struct pm_srcctx *ctx, pid_t pid)
 {
-	struct alloc *st = pm_src_state(s, &pm_src_alloc);
+	struct alloc *st = ctx->state;
 
-	rate_write(s, st, pid, st->launch_rate, "the command");
+	rate_write(ctx, st, pid, st->launch_rate, "the command");
 }
 
 /*
@@ -312,10 +307,10 @@ static void at_rate_set(struct session *s, pid_t pid)
  * has just set it (0 when its linker turned heap sampling off), before any
  * code of the program's own runs (pm_target_break()).
  */
-static void launch_rate(struct session *s, struct alloc *st, uint64_t rate_at, uint64_t site_at,
-			const char *path)
+static void launch_rate(struct pm_srcctx *ctx, struct alloc *st, uint64_t rate_at,
+			uint64_t site_at, const char *path)
 {
-	if (!rate_at || !site_at || s->cmd_break) {
+	if (!rate_at || !site_at || !pm_sc_break(ctx, site_at, at_rate_set, "--memprofilerate")) {
 		pm_warn("--memprofilerate: where the Go runtime of %s sets runtime.MemProfileRate "
 			"is not known here (a position-independent executable, or runtime code not "
 			"recognized): its rate is not changed (set runtime.MemProfileRate in the "
@@ -324,62 +319,46 @@ static void launch_rate(struct session *s, struct alloc *st, uint64_t rate_at, u
 		return;
 	}
 	st->launch_rate = rate_at;
-	s->cmd_break = site_at;
-	s->cmd_break_fn = at_rate_set;
-	s->cmd_break_what = "--memprofilerate";
 }
 
 /* --alloc: the probe on every Go binary of the targets (attached) or on the command. */
-static int alloc_add_events(struct session *s)
+static int alloc_add_events(struct pm_srcctx *ctx)
 {
-	char err[600] = "";
-	size_t i, e, first = s->nev, n = s->attach ? pm_att_nprocs(s) : 1;
-	size_t si = pm_src_index(&pm_src_alloc);
-	struct alloc *st;
+	const struct pm_record_cfg *cfg = pm_sc_cfg(ctx);
+	struct alloc *st = ctx->state; /* (--memprofilerate's writes, undone at the end) */
+	char err[600] = "", *real;
+	size_t i = 0;
+	pid_t pid;
+	bool dup;
 
-	if (!s->cfg->alloc)
+	if (!cfg->alloc)
 		return 0;
-	/* its state now (source.c keeps it): --memprofilerate's writes, undone at the end */
-	if (!s->src_state[si])
-		s->src_state[si] = xcalloc(1, sizeof(struct alloc));
-	st = s->src_state[si];
-	for (i = 0; i < n; i++) {
-		pid_t pid = s->attach ? pm_att_pid(s, i) : 0;
+	while (pm_sc_next_exe(ctx, &i, &pid, &real, &dup)) {
 		struct pm_evt_spec sp;
-		char exe[64], *real;
-		bool dup = false;
 		int kind;
 		uint64_t rate_at, site_at;
 
-		if (s->attach) {
-			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-			real = realpath(exe, NULL);
-		} else {
-			real = s->cfg->argv ? pm_path_resolve(s->cfg->argv[0]) : NULL;
-		}
-		for (e = first; real && e < s->nev; e++)
-			dup = dup || !strcmp(s->spec[e].path, real);
 		memset(&sp, 0, sizeof(sp));
-		if (real && dup && s->cfg->memprofilerate &&
+		if (real && dup && cfg->memprofilerate &&
 		    probe_for(real, &sp, &kind, &rate_at, &site_at, err, sizeof(err)) == 0)
-			rate_write(s, st, pid, rate_at, real); /* another process of the same binary */
+			rate_write(ctx, st, pid, rate_at, real); /* another process of the same binary */
 		if (!real || dup) {
 			free(real);
 			continue;
 		}
-		if (s->nev + 1 > PM_ARRAY_SIZE(s->spec) ||
+		if (!pm_sc_event_room(ctx) ||
 		    probe_for(real, &sp, &kind, &rate_at, &site_at, err, sizeof(err)) < 0 ||
-		    pm_evt_uprobe_define(&sp, (unsigned)s->nev, err, sizeof(err)) < 0) {
-			if (s->nev + 1 > PM_ARRAY_SIZE(s->spec))
+		    pm_evt_uprobe_define(&sp, (unsigned)pm_sc_nev(ctx), err, sizeof(err)) < 0) {
+			if (!pm_sc_event_room(ctx))
 				snprintf(err, sizeof(err), "too many events");
 			pm_warn("alloc: cannot watch the allocations of %s (%s)", real, err);
 			free(real);
 			continue;
 		}
-		if (s->cfg->memprofilerate && s->attach)
-			rate_write(s, st, pid, rate_at, real);
-		else if (s->cfg->memprofilerate)
-			launch_rate(s, st, rate_at, site_at, real);
+		if (cfg->memprofilerate && pm_sc_attached(ctx))
+			rate_write(ctx, st, pid, rate_at, real);
+		else if (cfg->memprofilerate)
+			launch_rate(ctx, st, rate_at, site_at, real);
 		else if (kind & KIND_OFF)
 			pm_warn("alloc: %s has the Go runtime's heap sampling off (its linker turns it "
 				"off in a program that never uses the heap profile, e.g. without "
@@ -387,34 +366,34 @@ static int alloc_add_events(struct session *s)
 				"(--memprofilerate BYTES sets its rate, e.g. 4096)",
 				real);
 		free(real);
-		pm_src_add_event(s, &pm_src_alloc, &sp, kind);
+		pm_sc_add_event(ctx, &sp, kind);
 	}
-	if (!pm_src_has_events(s, &pm_src_alloc)) {
-		pm_ses_err(s->res, PM_REC_ERR, "--alloc: no Go program to watch (%s)",
-			   n ? err : "no target");
+	if (!pm_sc_has_events(ctx)) {
+		pm_sc_err(ctx, PM_REC_ERR, "--alloc: no Go program to watch (%s)",
+			  i ? err : "no target");
 		return -1;
 	}
 	return 0;
 }
 
 /* Its samples need the callchain's user part only. */
-static void alloc_adjust_attr(struct session *s, size_t e, struct perf_event_attr *a)
+static void alloc_adjust_attr(struct pm_srcctx *ctx, size_t e, struct perf_event_attr *a)
 {
-	(void)s;
+	(void)ctx;
 	(void)e;
 	a->exclude_callchain_kernel = 1;
 }
 
 /* Replay: the probe on mProf_Malloc. */
-static bool alloc_claim(struct session *s, size_t e, const char *name)
+static bool alloc_claim(struct pm_srcctx *ctx, size_t e, const char *name)
 {
-	s->kind[e] = 0;
+	pm_sc_set_kind(ctx, e, 0);
 	return name && strstr(name, "mProf_Malloc");
 }
 
-static size_t alloc_nvalues(const struct session *s)
+static size_t alloc_nvalues(struct pm_srcctx *ctx)
 {
-	(void)s;
+	(void)ctx;
 	return V_N;
 }
 
@@ -429,10 +408,10 @@ static int64_t scaled(double x)
 }
 
 /* The runtime's own frames, hidden above the allocating function as runtime/pprof does. */
-static bool is_runtime(struct session *s, pid_t pid, uint64_t pc, bool ret)
+static bool is_runtime(struct pm_srcctx *ctx, pid_t pid, uint64_t pc, bool ret)
 {
-	const struct pm_map *m = pm_maps_find(s->maps, pid, pc);
-	const struct pm_sym *sym = m ? pm_reg_map_sym(s->reg, m) : NULL;
+	const struct pm_map *m = pm_maps_find(pm_sc_maps(ctx), pid, pc);
+	const struct pm_sym *sym = m ? pm_sc_map_sym(ctx, m) : NULL;
 	struct pm_frame fr[8];
 
 	if (!sym || !pm_sym_frames(sym, (uint64_t)((int64_t)pc - m->bias) - ret, fr, 8))
@@ -488,10 +467,10 @@ static void seen_add(struct alloc *st, uint32_t pid, uint64_t size, const uint32
 	e->count++;
 }
 
-const uint32_t *pm_alloc_seen(struct session *s, uint32_t pid, uint64_t size, const uint32_t *ids,
-			      size_t n, size_t *ntail, uint64_t *count)
+const uint32_t *pm_alloc_seen(struct pm_srcctx *alloc, uint32_t pid, uint64_t size,
+			      const uint32_t *ids, size_t n, size_t *ntail, uint64_t *count)
 {
-	struct alloc *st = pm_src_state(s, &pm_src_alloc);
+	struct alloc *st = alloc ? alloc->state : NULL;
 	struct seen *e;
 
 	*ntail = 0;
@@ -505,9 +484,9 @@ const uint32_t *pm_alloc_seen(struct session *s, uint32_t pid, uint64_t size, co
 	return e->ids + e->nuser;
 }
 
-static void alloc_end(struct session *s)
+static void alloc_end(struct pm_srcctx *ctx)
 {
-	struct alloc *st = pm_src_state(s, &pm_src_alloc);
+	struct alloc *st = ctx->state;
 
 	if (!st)
 		return;
@@ -517,16 +496,18 @@ static void alloc_end(struct session *s)
 	pm_hidx_free(&st->seen_idx);
 }
 
-static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sample *smp)
+static void alloc_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_sample *smp)
 {
-	struct alloc *st = pm_src_state(s, &pm_src_alloc);
+	struct alloc *st = ctx->state;
+	const struct pm_record_cfg *cfg = pm_sc_cfg(ctx);
+	const uint64_t *pcs = pm_sc_pcs(ctx);
+	uint32_t *ids = pm_sc_ids(ctx);
 	struct pm_walk w;
-	int64_t values[PM_SES_VALUES_MAX];
-	int64_t *v = values + s->val_off[pm_src_index(&pm_src_alloc)];
+	int64_t v[V_N];
 	uint64_t size;
 	int64_t rate = DEFAULT_RATE;
 	double scale = 1.0;
-	size_t n, i, skip, k = 0, ku;
+	size_t n, skip, k, ku;
 	bool complete;
 
 	(void)ev;
@@ -551,16 +532,14 @@ static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 	if (rate > 1 && size > 0)
 		scale = 1.0 / (1.0 - exp(-(double)size / (double)rate));
 	st->samples++;
-	s->res->samples++;
-	memset(values, 0, s->nvalues * sizeof(values[0]));
+	pm_sc_count_sample(ctx);
 	v[V_SAMPLES] = 1;
 	v[V_BYTES] = (int64_t)size;
 	v[V_MOBJ] = scaled(1000.0 * scale);
 	v[V_SPACE] = scaled((double)size * scale);
-	pm_ses_walk(s, smp, &w);
+	pm_sc_walk(ctx, smp, &w);
 	n = w.n;
-	if (s->cap)
-		s->keep = pm_cap_keep(s, &w.in, w.pid, n, w.status);
+	pm_sc_keep_walk(ctx, &w, n);
 	/*
 	 * On the system stack, runtime/pprof's stack stops at the switch: all
 	 * the runtime's, shown whole; here the walk goes on into the goroutine's
@@ -568,62 +547,41 @@ static void alloc_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 	 * stack is the leaf of the same samples in both profiles
 	 */
 	for (skip = 0; !(w.status & PM_UNW_SWITCHED) && skip < n &&
-		       is_runtime(s, w.pid, s->pcs[skip], skip > 0);
+		       is_runtime(ctx, w.pid, pcs[skip], skip > 0);
 	     skip++)
 		;
 	if (skip == n) { /* all the runtime's (as runtime/pprof: show them all) */
 		skip = 0;
 		st->trimmed_none++;
 	}
-	for (i = skip; i < n; i++) {
-		const struct pm_map *m;
-		struct pm_stack_frame f;
-
-		if (i > skip + 1 && s->pcs[i] == s->pcs[i - 1]) {
-			s->ids[k] = s->ids[k - 1];
-			k++;
-			continue;
-		}
-		m = pm_maps_find(s->maps, w.pid, s->pcs[i]);
-		f.map_id = m ? m->id : PM_STACKS_NO_MAP;
-		f.is_return = i > 0;
-		f.addr = s->pcs[i];
-		f.vaddr = m && m->sym ? (uint64_t)((int64_t)s->pcs[i] - m->bias) : s->pcs[i];
-		s->ids[k++] = pm_stacks_frame(s->stacks, &f);
-	}
-	ku = k;
+	k = pm_sc_user_ids(ctx, &w, skip, ids, 0); /* (and the cut marker) */
 	complete = (w.status & PM_UNW_COMPLETE) != 0;
-	if (complete) {
-		s->complete++;
-	} else {
-		s->ids[k++] = s->cut_frame;
-		s->res->cut++;
-	}
-	k = pm_ses_gor_sample(s, smp, &w, n, k); /* goroutines: creators, labels */
-	if (s->cfg && s->cfg->inuse && complete) /* for --inuse: what it saw at this record */
-		seen_add(st, smp->pid, size, s->ids, ku, k);
-	if (k < PM_ARRAY_SIZE(s->ids)) { /* the object's size, the label bytes: a root frame */
+	ku = complete ? k : k - 1;
+	k = pm_sc_gor_sample(ctx, smp, &w, n, k); /* goroutines: creators, labels */
+	if (cfg && cfg->inuse && complete) /* for --inuse: what it saw at this record */
+		seen_add(st, smp->pid, size, ids, ku, k);
+	if (k < PM_SC_MAX_IDS) { /* the object's size, the label bytes: a root frame */
 		struct pm_stack_frame f;
 
-		f.map_id = PM_SES_SRC_MAP(pm_src_index(&pm_src_alloc));
+		f.map_id = ctx->map;
 		f.is_return = false;
 		f.addr = f.vaddr = size;
-		s->ids[k++] = pm_stacks_frame(s->stacks, &f);
+		ids[k++] = pm_stacks_frame(pm_sc_stacks(ctx), &f);
 	}
-	pm_stacks_add_tagged(s->stacks, smp->pid, smp->tid, s->ids, k, values);
-	pm_reg_check_limits(s->reg, s->stacks, w.status);
+	pm_sc_add_stack(ctx, smp->pid, smp->tid, ids, k, v);
+	pm_sc_check_limits(ctx, w.status);
 }
 
 /* The size frame at the root: the numeric label bytes, as Go's heap profile's. */
-static size_t alloc_stack_labels(struct session *s, const uint32_t *ids, size_t *n,
+static size_t alloc_stack_labels(struct pm_srcctx *ctx, const uint32_t *ids, size_t *n,
 				 struct pm_prof_label *out, size_t max)
 {
 	const struct pm_stack_frame *f;
 
 	if (!*n || !max)
 		return 0;
-	f = pm_stacks_frame_at(s->stacks, ids[*n - 1]);
-	if (!f || f->map_id != PM_SES_SRC_MAP(pm_src_index(&pm_src_alloc)))
+	f = pm_stacks_frame_at(pm_sc_stacks(ctx), ids[*n - 1]);
+	if (!f || f->map_id != ctx->map)
 		return 0;
 	(*n)--;
 	memset(out, 0, sizeof(*out));
@@ -632,27 +590,25 @@ static size_t alloc_stack_labels(struct session *s, const uint32_t *ids, size_t 
 	return 1;
 }
 
-static void alloc_profile_head(struct session *s, struct pm_profile *p)
+static void alloc_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
-	struct alloc *st = pm_src_state(s, &pm_src_alloc);
+	struct alloc *st = ctx->state;
 	int64_t rate = st->rate_last ? st->rate_last : DEFAULT_RATE;
 
-	if (!pm_src_has_events(s, &pm_src_alloc))
-		return;
 	pm_prof_add_sample_type(p, "alloc_objects", "count");
 	pm_prof_add_sample_type(p, "alloc_space", "bytes");
-	if (!s->nuser) { /* allocations alone: a heap profile's period and default */
+	if (!pm_sc_nuser(ctx)) { /* allocations alone: a heap profile's period and default */
 		pm_prof_set_default_type(p, pm_prof_nsample_types(p) - 1);
 		pm_prof_set_period(p, "space", "bytes", rate);
 	}
 }
 
-static void alloc_profile_tail(struct session *s, struct pm_profile *p)
+static void alloc_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
-	struct alloc *st = pm_src_state(s, &pm_src_alloc);
+	struct alloc *st = ctx->state;
 	char *c;
 
-	if (!s->replay)
+	if (!pm_sc_replay(ctx))
 		rate_restore(st);
 	for (size_t i = 0; i < st->nw; i++) {
 		c = xasprintf("alloc: runtime.MemProfileRate of process %d set to %" PRId64
@@ -661,8 +617,6 @@ static void alloc_profile_tail(struct session *s, struct pm_profile *p)
 		pm_prof_add_comment(p, c);
 		free(c);
 	}
-	if (!pm_src_has_events(s, &pm_src_alloc))
-		return;
 	c = xasprintf("alloc: %" PRIu64 " allocations sampled by the Go runtime (runtime.mProf_Malloc), "
 		      "%" PRIu64 " unreadable; heap sampling rate %s%" PRId64 " bytes%s",
 		      st->samples, st->bad, st->rate_mixed ? "changed, last " : "",
@@ -670,17 +624,17 @@ static void alloc_profile_tail(struct session *s, struct pm_profile *p)
 		      st->rate_unknown ? " (not readable from the program: the default assumed)" : "");
 	pm_prof_add_comment(p, c);
 	free(c);
-	for (size_t e = 0; e < s->nev; e++)
-		if (s->src[e] == pm_src_index(&pm_src_alloc) && (s->kind[e] & KIND_OFF)) {
+	for (size_t e = 0; e < pm_sc_nev(ctx); e++)
+		if (pm_sc_owns(ctx, e) && (pm_sc_kind(ctx, e) & KIND_OFF)) {
 			c = xasprintf("alloc: %s has the Go runtime's heap sampling off (linker)",
-				      s->spec[e].path);
+				      pm_sc_spec(ctx, e)->path);
 			pm_prof_add_comment(p, c);
 			free(c);
 		}
 }
 
 /* alloc_objects and alloc_space, scaled; the labels as the CPU's. */
-static void alloc_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+static void alloc_profile_stack(struct pm_srcctx *ctx, struct pm_profile *p, const uint64_t *locs,
 				size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
 	int64_t val[PM_SES_VALUES_MAX + 4];
@@ -688,7 +642,7 @@ static void alloc_profile_stack(struct session *s, struct pm_profile *p, const u
 	     is = pm_prof_find_sample_type(p, "alloc_space");
 	size_t nt = pm_prof_nsample_types(p);
 
-	(void)s;
+	(void)ctx;
 	if (!v[V_SAMPLES] || io < 0 || is < 0 || nt > PM_ARRAY_SIZE(val))
 		return;
 	memset(val, 0, sizeof(val));

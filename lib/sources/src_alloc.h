@@ -37,15 +37,16 @@ struct pm_go;
  */
 uint64_t pm_alloc_rate_vaddr(const struct pm_elf *e, const struct pm_go *go);
 
-struct session;
+struct pm_srcctx;
 /*
  * --inuse with --alloc: the allocations of @size the probe saw in process
  * @pid at the user frames @ids[0..n) (leaf first, the runtime's hidden:
  * the frames of the runtime's heap record): how many (*count), and the
  * goroutine part of their stacks (creator and tag frames, *ntail of them)
  * when every one had the same; NULL when it saw none or different ones.
+ * @alloc: the alloc source's context (pm_sc_peer()).
  */
-const uint32_t *pm_alloc_seen(struct session *s, uint32_t pid, uint64_t size, const uint32_t *ids,
-			      size_t n, size_t *ntail, uint64_t *count);
+const uint32_t *pm_alloc_seen(struct pm_srcctx *alloc, uint32_t pid, uint64_t size,
+			      const uint32_t *ids, size_t n, size_t *ntail, uint64_t *count);
 
 #endif

@@ -6,105 +6,110 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "session/attach.h"
-#include "session/capture.h"
 #include "goruntime/goroutine.h"
-#include "symbols/maps.h"
 #include "profile/profile.h"
-#include "session/session.h"
+#include "session/srcctx.h"
 #include "sources/src_wall.h"
-#include "profile/stacks.h"
 
-static int cpu_configure(struct session *s)
+static int cpu_configure(struct pm_srcctx *ctx)
 {
-	const struct pm_record_cfg *cfg = s->cfg;
+	const struct pm_record_cfg *cfg = pm_sc_cfg(ctx);
+	struct pm_evt_spec *spec;
 	char err[256];
 	long maxrate;
+	size_t n = 0;
+	int rc = -1;
 
 	if ((cfg->alloc || cfg->locks || cfg->inuse || cfg->off_cpu) && !cfg->event)
 		return 0; /* --alloc/--locks/--inuse/--off-cpu alone: no CPU events */
-	if (pm_evt_parse_list(cfg->event ? cfg->event : "cycles", s->spec, PM_EVT_MAX, &s->nev,
-			      err, sizeof(err)) < 0) {
-		pm_ses_err(s->res, PM_REC_USAGE, "%s", err);
-		return -1;
+	spec = xcalloc(PM_EVT_MAX, sizeof(*spec));
+	if (pm_evt_parse_list(cfg->event ? cfg->event : "cycles", spec, PM_EVT_MAX, &n, err,
+			      sizeof(err)) < 0) {
+		pm_sc_err(ctx, PM_REC_USAGE, "%s", err);
+		goto out;
 	}
+	for (size_t e = 0; e < n; e++)
+		pm_sc_add_event(ctx, &spec[e], 0);
 	maxrate = pm_evt_max_sample_rate();
 	if (cfg->freq && maxrate > 0 && cfg->freq > (uint64_t)maxrate) {
-		pm_ses_err(s->res, PM_REC_USAGE,
-			   "invalid frequency '%" PRIu64
-			   "': must be 1..%ld (kernel.perf_event_max_sample_rate)",
-			   cfg->freq, maxrate);
-		return -1;
+		pm_sc_err(ctx, PM_REC_USAGE,
+			  "invalid frequency '%" PRIu64
+			  "': must be 1..%ld (kernel.perf_event_max_sample_rate)",
+			  cfg->freq, maxrate);
+		goto out;
 	}
-	return 0;
+	rc = 0;
+out:
+	free(spec);
+	return rc;
 }
 
 /* The events parsed are the user's: the hardware ones this CPU lacks fall back. */
-static int cpu_add_events(struct session *s)
+static int cpu_add_events(struct pm_srcctx *ctx)
 {
-	pm_att_resolve_kernel(s); /* first: the hardware probes count what the events will */
-	if (pm_att_resolve_hardware(s))
-		return -1;
-	s->nuser = s->nev;
-	pm_src_own(s, 0, &pm_src_cpu);
-	return 0;
+	return pm_sc_user_events(ctx);
 }
 
 /* per event: its samples and their value (cpu_profile_stack() splits them) */
-static size_t cpu_nvalues(const struct session *s)
+static size_t cpu_nvalues(struct pm_srcctx *ctx)
 {
-	return 2 * s->nuser;
+	return 2 * pm_sc_nuser(ctx);
 }
 
-static void cpu_sample(struct session *s, size_t ev, const struct pm_rec_sample *smp)
+static void cpu_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_sample *smp)
 {
 	struct pm_walk w;
-	int64_t values[PM_SES_VALUES_MAX];
-	int64_t *v = values + s->val_off[0];
+	int64_t v[2 * PM_EVT_MAX];
+	uint32_t *ids = pm_sc_ids(ctx);
 	bool sys;
 	size_t n;
 
-	s->res->samples++;
-	memset(values, 0, s->nvalues * sizeof(values[0]));
+	pm_sc_count_sample(ctx);
+	memset(v, 0, sizeof(v));
 	v[2 * ev] = 1;
 	v[2 * ev + 1] = (int64_t)smp->period;
-	pm_ses_walk(s, smp, &w);
-	n = pm_ses_stack_ids(s, smp, &w);
+	pm_sc_walk(ctx, smp, &w);
+	n = pm_sc_stack_ids(ctx, smp, &w);
 	/*
 	 * its user frames (and the cut marker): a running goroutine's stack
 	 * for --wall; not a walk of the system stack alone (its goroutine's
 	 * frames not reached)
 	 */
-	if (pm_gor_last(s->gor, &sys) == 0 && (!sys || (w.status & PM_UNW_SWITCHED)))
-		pm_wall_cpu_sample(s, w.pid, smp->time, s->ids + w.nk,
+	if (pm_gor_last(pm_sc_gor(ctx), &sys) == 0 && (!sys || (w.status & PM_UNW_SWITCHED)))
+		pm_wall_cpu_sample(pm_sc_peer(ctx, &pm_src_wall), w.pid, smp->time, ids + w.nk,
 				   w.n + !(w.status & PM_UNW_COMPLETE));
-	pm_stacks_add_tagged(s->stacks, smp->pid, smp->tid, s->ids, n, values);
-	pm_reg_check_limits(s->reg, s->stacks, w.status);
+	pm_sc_add_stack(ctx, smp->pid, smp->tid, ids, n, v);
+	pm_sc_check_limits(ctx, w.status);
 }
 
 /* One value per event: named as Go names it alone, after the event with others. */
-static void cpu_profile_head(struct session *s, struct pm_profile *p)
+static void cpu_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
-	bool cpu = strcmp(s->spec[0].value_unit, "nanoseconds") == 0; /* cpu, user_cpu */
+	size_t nuser = pm_sc_nuser(ctx), e;
+	const struct pm_evt_spec *sp0 = pm_sc_spec(ctx, 0);
+	const struct perf_event_attr *a0 = pm_sc_attr(ctx, 0);
+	bool cpu = strcmp(sp0->value_unit, "nanoseconds") == 0; /* cpu, user_cpu */
+	const char *type;
 	char *c;
-	size_t e;
 
-	if (!s->nuser) /* no CPU events (--alloc alone) */
+	if (!nuser) /* no CPU events (--alloc alone) */
 		return;
 	pm_prof_add_sample_type(p, "samples", "count");
-	for (e = 0; e < s->nuser; e++)
-		pm_prof_add_sample_type(p, s->nuser > 1 ? s->spec[e].name : s->spec[e].value_type,
-					s->spec[e].value_unit);
-	pm_prof_set_default_type(p, 1);
-	if (s->attr[0].freq) {
-		int64_t per = cpu ? (int64_t)(1000000000ULL / s->attr[0].sample_freq) : 1;
-		pm_prof_set_period(p, pm_prof_sample_type(p, 1)->type, s->spec[0].value_unit, per);
-	} else {
-		pm_prof_set_period(p, pm_prof_sample_type(p, 1)->type, s->spec[0].value_unit,
-				   (int64_t)s->attr[0].sample_period);
+	for (e = 0; e < nuser; e++) {
+		const struct pm_evt_spec *sp = pm_sc_spec(ctx, e);
+
+		pm_prof_add_sample_type(p, nuser > 1 ? sp->name : sp->value_type, sp->value_unit);
 	}
-	for (e = 0; e < s->nuser; e++) {
-		const struct perf_event_attr *a = &s->attr[e];
+	pm_prof_set_default_type(p, 1);
+	type = pm_prof_sample_type(p, 1)->type;
+	if (a0->freq)
+		pm_prof_set_period(p, type, sp0->value_unit,
+				   cpu ? (int64_t)(1000000000ULL / a0->sample_freq) : 1);
+	else
+		pm_prof_set_period(p, type, sp0->value_unit, (int64_t)a0->sample_period);
+	for (e = 0; e < nuser; e++) {
+		const struct perf_event_attr *a = pm_sc_attr(ctx, e);
+		const char *name = pm_sc_spec(ctx, e)->name;
 		/* the modes counted: Go's profiler counts both */
 		const char *mode = a->exclude_kernel ? ", user mode only (user CPU: the kernel's time "
 						       "is not counted)"
@@ -114,26 +119,24 @@ static void cpu_profile_head(struct session *s, struct pm_profile *p)
 		if (a->freq)
 			c = xasprintf("pmuprof record: event %s, %" PRIu64
 				      " Hz, stack copy %u bytes%s",
-				      s->spec[e].name, (uint64_t)a->sample_freq, a->sample_stack_user,
-				      mode);
+				      name, (uint64_t)a->sample_freq, a->sample_stack_user, mode);
 		else
 			c = xasprintf("pmuprof record: event %s, period %" PRIu64
 				      ", stack copy %u bytes%s",
-				      s->spec[e].name, (uint64_t)a->sample_period,
-				      a->sample_stack_user, mode);
+				      name, (uint64_t)a->sample_period, a->sample_stack_user, mode);
 		pm_prof_add_comment(p, c);
 		free(c);
 	}
 }
 
 /* One sample per event, with an "event" label when there are several. */
-static void cpu_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+static void cpu_profile_stack(struct pm_srcctx *ctx, struct pm_profile *p, const uint64_t *locs,
 			      size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
 	int64_t val[1 + PM_EVT_MAX + 16]; /* samples, the events, and the other sources' types, zero */
-	size_t e;
+	size_t nuser = pm_sc_nuser(ctx);
 
-	for (e = 0; e < s->nuser; e++) {
+	for (size_t e = 0; e < nuser; e++) {
 		if (!v[2 * e])
 			continue;
 		memset(val, 0, sizeof(val));
@@ -142,8 +145,8 @@ static void cpu_profile_stack(struct session *s, struct pm_profile *p, const uin
 		val[0] = v[2 * e];
 		val[1 + e] = v[2 * e + 1];
 		lab[nlab].key = "event";
-		lab[nlab].str = s->spec[e].name;
-		pm_prof_add(p, locs, n, val, lab, nlab + (s->nuser > 1));
+		lab[nlab].str = pm_sc_spec(ctx, e)->name;
+		pm_prof_add(p, locs, n, val, lab, nlab + (nuser > 1));
 	}
 }
 

@@ -6,13 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "session/attach.h"
 #include "goruntime/gocode.h"
 #include "goruntime/goroutine.h"
 #include "profile/profile.h"
-#include "session/session.h"
-#include "profile/stacks.h"
-#include "base/path.h"
+#include "session/srcctx.h"
 
 #define PROBE_STACK 8 /* bytes of stack its samples copy: none needed (the callchain is) */
 #define RAW_MIN 56    /* trace entry (8), probe ip (8), five fetchargs (8 each) */
@@ -73,34 +70,24 @@ static int probe_for(const char *path, struct pm_evt_spec *sp, char *err, size_t
 }
 
 /* --creators: the probe on every Go binary of the targets (attached) or on the command. */
-static int creation_add_events(struct session *s)
+static int creation_add_events(struct pm_srcctx *ctx)
 {
-	char err[600];
-	size_t i, e, n = s->attach ? pm_att_nprocs(s) : 1;
-	bool warned = false;
+	char err[600], *real;
+	size_t i = 0;
+	pid_t pid;
+	bool warned = false, dup;
 
-	if (s->cfg->creators < 1)
+	if (pm_sc_cfg(ctx)->creators < 1)
 		return 0;
-	for (i = 0; i < n; i++) {
-		pid_t pid = s->attach ? pm_att_pid(s, i) : 0;
+	while (pm_sc_next_exe(ctx, &i, &pid, &real, &dup)) {
 		struct pm_evt_spec sp;
-		char exe[64], *real;
-		bool dup = false;
 
-		if (s->attach) {
-			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-			real = realpath(exe, NULL);
-		} else {
-			real = s->cfg->argv ? pm_path_resolve(s->cfg->argv[0]) : NULL;
-		}
-		for (e = s->nuser; real && e < s->nev; e++)
-			dup = dup || !strcmp(s->spec[e].path, real);
-		if (!real || dup || s->nev + 1 > PM_ARRAY_SIZE(s->spec)) {
+		if (!real || dup || !pm_sc_event_room(ctx)) {
 			free(real);
 			continue;
 		}
 		if (probe_for(real, &sp, err, sizeof(err)) < 0 ||
-		    pm_evt_uprobe_define(&sp, (unsigned)s->nev, err, sizeof(err)) < 0) {
+		    pm_evt_uprobe_define(&sp, (unsigned)pm_sc_nev(ctx), err, sizeof(err)) < 0) {
 			if (!warned)
 				pm_warn("creators: cannot watch goroutines being created in %s (%s); "
 					"goroutine ids, labels and creators are read from the process, "
@@ -111,15 +98,15 @@ static int creation_add_events(struct session *s)
 			continue;
 		}
 		free(real);
-		pm_src_add_event(s, &pm_src_creation, &sp, 0);
+		pm_sc_add_event(ctx, &sp, 0);
 	}
 	return 0;
 }
 
 /* Its samples need no stack copy, and only the user part of the callchain. */
-static void creation_adjust_attr(struct session *s, size_t e, struct perf_event_attr *a)
+static void creation_adjust_attr(struct pm_srcctx *ctx, size_t e, struct perf_event_attr *a)
 {
-	(void)s;
+	(void)ctx;
 	(void)e;
 	if (a->sample_stack_user > PROBE_STACK)
 		a->sample_stack_user = PROBE_STACK;
@@ -127,22 +114,23 @@ static void creation_adjust_attr(struct session *s, size_t e, struct perf_event_
 }
 
 /* Replay: the events past the user's are the probe. */
-static bool creation_claim(struct session *s, size_t e, const char *name)
+static bool creation_claim(struct pm_srcctx *ctx, size_t e, const char *name)
 {
-	s->kind[e] = 0;
+	pm_sc_set_kind(ctx, e, 0);
 	return !name || strstr(name, "newproc");
 }
 
 /* A creation, not a sample of the profile: into the goroutine inspector's log. */
-static void creation_sample(struct session *s, size_t e, const struct pm_rec_sample *smp)
+static void creation_sample(struct pm_srcctx *ctx, size_t e, const struct pm_rec_sample *smp)
 {
-	struct creation *st = pm_src_state(s, &pm_src_creation);
+	struct creation *st = ctx->state;
+	struct pm_gor *gor = pm_sc_gor(ctx);
 	struct pm_gor_creation c;
 	uint64_t pcs[128];
 	size_t n = 0, i;
 
 	(void)e;
-	if (!s->gor || smp->raw_size < RAW_MIN || !smp->raw) {
+	if (!gor || smp->raw_size < RAW_MIN || !smp->raw) {
 		st->bad++;
 		return;
 	}
@@ -155,7 +143,8 @@ static void creation_sample(struct session *s, size_t e, const struct pm_rec_sam
 	for (i = 0; i < smp->nr && n < PM_ARRAY_SIZE(pcs); i++)
 		if (smp->ips[i] < (uint64_t)PERF_CONTEXT_MAX)
 			pcs[n++] = smp->ips[i];
-	if (pm_gor_created(s->gor, s->maps, s->stacks, (pid_t)smp->pid, &c, pcs, n) == 0)
+	if (pm_gor_created(gor, pm_sc_maps(ctx), pm_sc_stacks(ctx), (pid_t)smp->pid, &c, pcs, n) ==
+	    0)
 		st->creations++;
 	else
 		st->bad++;
@@ -166,15 +155,13 @@ static double pct(uint64_t a, uint64_t all)
 	return all ? 100.0 * (double)a / (double)all : 0.0;
 }
 
-static void creation_profile_tail(struct session *s, struct pm_profile *p)
+static void creation_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
-	struct creation *st = pm_src_state(s, &pm_src_creation);
+	struct creation *st = ctx->state;
 	uint64_t cc, cp, cu, gu, lu, all;
 	char *c;
 
-	if (!pm_src_has_events(s, &pm_src_creation))
-		return;
-	pm_gor_creator_counts(s->gor, &cc, &cp, &cu, &gu, &lu);
+	pm_gor_creator_counts(pm_sc_gor(ctx), &cc, &cp, &cu, &gu, &lu);
 	all = cc + cp + cu + gu;
 	c = xasprintf("creators: %" PRIu64 " goroutine creations seen by the probe (%" PRIu64
 		      " unreadable); of %" PRIu64 " samples of goroutines, creator chains: %.1f %% "
@@ -185,14 +172,14 @@ static void creation_profile_tail(struct session *s, struct pm_profile *p)
 		      pct(gu, all), gu, lu);
 	pm_prof_add_comment(p, c);
 	free(c);
-	if (pm_gor_late_creations(s->gor)) {
+	if (pm_gor_late_creations(pm_sc_gor(ctx))) {
 		c = xasprintf("creators: %" PRIu64 " creations were processed after samples taken "
 			      "later (the machine stalled longer than the drain's ordering window, widened "
 			      "since): the goroutine of a sample on their g just before may be the g's "
 			      "previous one",
-			      pm_gor_late_creations(s->gor));
+			      pm_gor_late_creations(pm_sc_gor(ctx)));
 		pm_prof_add_comment(p, c);
-		if (!s->replay)
+		if (!pm_sc_replay(ctx))
 			pm_warn("%s", c);
 		free(c);
 	}

@@ -16,8 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "session/attach.h"
-#include "session/capture.h"
 #include "capture/datafile.h"
 #include "symbols/elfimg.h"
 #include "symbols/gopclntab.h"
@@ -25,7 +23,7 @@
 #include "base/idtab.h"
 #include "symbols/maps.h"
 #include "profile/profile.h"
-#include "session/session.h"
+#include "session/srcctx.h"
 #include "capture/snaplog.h"
 #include "sources/src_alloc.h"
 #include "profile/stacks.h"
@@ -95,9 +93,9 @@ struct inuse {
 	bool final_seen;
 };
 
-static struct inuse *inuse_of(const struct session *s)
+static struct inuse *inuse_of(const struct pm_srcctx *ctx)
 {
-	return pm_src_state(s, &pm_src_inuse);
+	return ctx->state;
 }
 
 static uint64_t cpu_now(void)
@@ -108,38 +106,48 @@ static uint64_t cpu_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static int inuse_configure(struct session *s)
+static int inuse_configure(struct pm_srcctx *ctx)
 {
-	if (!s->cfg->inuse)
+	if (!pm_sc_cfg(ctx)->inuse)
 		return 0;
 	return 0;
 }
 
-static size_t inuse_nvalues(const struct session *s)
+/* (at replay, --inuse is the capture's INUSE records) */
+static bool inuse_on(const struct pm_srcctx *ctx)
 {
-	return s->cfg && s->cfg->inuse ? V_N : 0;
+	const struct pm_record_cfg *cfg = pm_sc_cfg(ctx);
+
+	return cfg && cfg->inuse;
 }
 
-static void inuse_begin(struct session *s)
+static size_t inuse_nvalues(struct pm_srcctx *ctx)
 {
-	struct inuse *st = inuse_of(s);
+	return inuse_on(ctx) ? V_N : 0;
+}
 
-	st->on = s->cfg && s->cfg->inuse; /* at replay, from the capture's INUSE records */
+static void inuse_begin(struct pm_srcctx *ctx)
+{
+	struct inuse *st = inuse_of(ctx);
+
+	st->on = inuse_on(ctx);
+	if (st->on)
+		pm_sc_set_on(ctx); /* without events: its timer, snapshots and profile hooks */
 	st->interval = INTERVAL;
 }
 
 /* ---- reading the target ---- */
 
 /* The reads go through the capture (capture.h): logged with --raw, served at replay. */
-static bool readv1(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t len)
+static bool readv1(struct pm_srcctx *ctx, pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	if (!pm_go_addr_ok(addr) || !len)
 		return false;
-	return pm_cap_read(s, pid, addr, buf, len) == 0;
+	return pm_sc_read(ctx, pid, addr, buf, len) == 0;
 }
 
 /* @n reads of @len bytes at @addr[i] into @buf (consecutive); false when one fails. */
-static bool readv_n(struct session *s, pid_t pid, const uint64_t *addr, size_t n, size_t len,
+static bool readv_n(struct pm_srcctx *ctx, pid_t pid, const uint64_t *addr, size_t n, size_t len,
 		    uint8_t *buf)
 {
 	struct pm_cap_rd r[BATCH];
@@ -154,7 +162,7 @@ static bool readv_n(struct session *s, pid_t pid, const uint64_t *addr, size_t n
 			r[j].buf = buf + (i + j) * len;
 			r[j].len = len;
 		}
-		pm_cap_readv(s, pid, r, k);
+		pm_sc_readv(ctx, pid, r, k);
 		for (size_t j = 0; j < k; j++)
 			if (!r[j].ok)
 				return false;
@@ -231,7 +239,7 @@ static void say_off(struct iproc *p, const char *why)
 }
 
 /* The process's binary: where its records are, their layout, its load bias. */
-static void setup(struct session *s, struct iproc *p)
+static void setup(struct pm_srcctx *ctx, struct iproc *p)
 {
 	char exe[64], why[300];
 	struct pm_elf *e = NULL;
@@ -242,21 +250,22 @@ static void setup(struct session *s, struct iproc *p)
 
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)p->pid);
 	free(p->path);
-	p->path = s->replay ? NULL : realpath(exe, NULL);
+	p->path = pm_sc_replay(ctx) ? NULL : realpath(exe, NULL);
 	{ /* the path, logged with --raw: the replay's (its length, then its bytes) */
 		uint64_t n = p->path ? strlen(p->path) : 0;
 
-		if (pm_cap_value(s, p->pid, PM_CAP_KEY_INUSE_PATH, &n, sizeof(n)) || n > 4096)
+		if (pm_sc_value(ctx, p->pid, PM_CAP_KEY_INUSE_PATH, &n, sizeof(n)) || n > 4096)
 			n = 0;
-		if (s->replay && n) {
+		if (pm_sc_replay(ctx) && n) {
 			p->path = xcalloc(1, (size_t)n + 1);
-			if (pm_cap_value(s, p->pid, PM_CAP_KEY_INUSE_PATH + 8, p->path, (size_t)n) ||
+			if (pm_sc_value(ctx, p->pid, PM_CAP_KEY_INUSE_PATH + 8, p->path,
+					(size_t)n) ||
 			    strlen(p->path) != n) {
 				free(p->path);
 				p->path = NULL;
 			}
 		} else if (n) {
-			pm_cap_value(s, p->pid, PM_CAP_KEY_INUSE_PATH + 8, p->path, (size_t)n);
+			pm_sc_value(ctx, p->pid, PM_CAP_KEY_INUSE_PATH + 8, p->path, (size_t)n);
 		}
 	}
 	if (!p->path)
@@ -302,17 +311,17 @@ static void setup(struct session *s, struct iproc *p)
 		bool found = false;
 
 		for (int t = 0; t < 2 && !found; t++) {
-			for (size_t i = 0; i < pm_maps_count(s->maps) && !found; i++) {
-				const struct pm_map *m = pm_maps_at(s->maps, (uint32_t)i);
+			for (size_t i = 0; i < pm_maps_count(pm_sc_maps(ctx)) && !found; i++) {
+				const struct pm_map *m = pm_maps_at(pm_sc_maps(ctx), (uint32_t)i);
 
 				if (m->pid == p->pid && m->path && !strcmp(m->path, p->path) &&
-				    pm_reg_map_sym(s->reg, m)) {
+				    pm_sc_map_sym(ctx, m)) {
 					p->bias = m->bias;
 					found = true;
 				}
 			}
-			if (!found && !t && !s->replay) /* (--raw: into the capture too) */
-				pm_cap_check(s, pm_reg_load_maps(s->reg, p->pid, s->cap));
+			if (!found && !t && !pm_sc_replay(ctx)) /* (--raw: into the capture too) */
+				pm_sc_load_maps(ctx, p->pid);
 		}
 		if (!found)
 			goto out; /* tried again at the next read */
@@ -330,21 +339,21 @@ out:
 
 /* ---- a bucket's frames ---- */
 
-static const struct pm_sym *sym_at(struct session *s, pid_t pid, uint64_t pc,
+static const struct pm_sym *sym_at(struct pm_srcctx *ctx, pid_t pid, uint64_t pc,
 				   const struct pm_map **mp)
 {
-	const struct pm_map *m = pm_maps_find(s->maps, pid, pc);
+	const struct pm_map *m = pm_maps_find(pm_sc_maps(ctx), pid, pc);
 
 	*mp = m;
-	return m ? pm_reg_map_sym(s->reg, m) : NULL;
+	return m ? pm_sc_map_sym(ctx, m) : NULL;
 }
 
 /* The frames at @pc - @back (inlined first): their number. */
-static size_t frames_at(struct session *s, pid_t pid, uint64_t pc, unsigned back,
+static size_t frames_at(struct pm_srcctx *ctx, pid_t pid, uint64_t pc, unsigned back,
 			struct pm_frame *fr, size_t max)
 {
 	const struct pm_map *m;
-	const struct pm_sym *sym = sym_at(s, pid, pc, &m);
+	const struct pm_sym *sym = sym_at(ctx, pid, pc, &m);
 
 	return sym ? pm_sym_frames(sym, (uint64_t)((int64_t)pc - m->bias) - back, fr, max) : 0;
 }
@@ -355,14 +364,14 @@ static bool is_runtime_name(const char *f)
 }
 
 /* The size frame at a stack's root (the label bytes). */
-static uint32_t size_frame(struct session *s, uint64_t size)
+static uint32_t size_frame(struct pm_srcctx *ctx, uint64_t size)
 {
 	struct pm_stack_frame f;
 
-	f.map_id = PM_SES_SRC_MAP(pm_src_index(&pm_src_inuse));
+	f.map_id = ctx->map;
 	f.is_return = false;
 	f.addr = f.vaddr = size;
-	return pm_stacks_frame(s->stacks, &f);
+	return pm_stacks_frame(pm_sc_stacks(ctx), &f);
 }
 
 /*
@@ -374,7 +383,7 @@ static uint32_t size_frame(struct session *s, uint64_t size)
  * next PCs of the same function whose frames are the outer part of its).
  * False when the binary's mappings are not known yet.
  */
-static bool make_frames(struct session *s, struct iproc *p, struct bkt *b)
+static bool make_frames(struct pm_srcctx *ctx, struct iproc *p, struct bkt *b)
 {
 	struct pm_frame fr[16], nx[16];
 	uint32_t *ids;
@@ -382,14 +391,14 @@ static bool make_frames(struct session *s, struct iproc *p, struct bkt *b)
 
 	if (!n) {
 		b->ids = xmalloc(sizeof(*b->ids));
-		b->ids[0] = size_frame(s, b->size);
+		b->ids[0] = size_frame(ctx, b->size);
 		b->nids = 1;
 		return true;
 	}
-	if (!pm_maps_find(s->maps, p->pid, b->stk[0]))
+	if (!pm_maps_find(pm_sc_maps(ctx), p->pid, b->stk[0]))
 		return false;
 	for (skip = 0; skip < n; skip++) {
-		size_t nf = frames_at(s, p->pid, b->stk[skip], 0, fr, PM_ARRAY_SIZE(fr));
+		size_t nf = frames_at(ctx, p->pid, b->stk[skip], 0, fr, PM_ARRAY_SIZE(fr));
 
 		if (!nf || !is_runtime_name(fr[0].func))
 			break;
@@ -398,29 +407,29 @@ static bool make_frames(struct session *s, struct iproc *p, struct bkt *b)
 		skip = 0;
 	ids = xmalloc((n + 2) * sizeof(*ids));
 	for (size_t i = skip; i < n; i++) {
-		if (k >= PM_REG_MAX_FRAMES) { /* deeper than any walk (a bad read): cut */
-			ids[k++] = s->cut_frame;
+		if (k >= PM_SC_MAX_FRAMES) { /* deeper than any walk (a bad read): cut */
+			ids[k++] = pm_sc_cut_frame(ctx);
 			break;
 		}
 		const struct pm_map *m;
-		const struct pm_sym *sym = sym_at(s, p->pid, b->stk[i], &m);
+		const struct pm_sym *sym = sym_at(ctx, p->pid, b->stk[i], &m);
 		struct pm_stack_frame f;
-		size_t nf = sym ? frames_at(s, p->pid, b->stk[i], 1, fr, PM_ARRAY_SIZE(fr)) : 0;
+		size_t nf = sym ? frames_at(ctx, p->pid, b->stk[i], 1, fr, PM_ARRAY_SIZE(fr)) : 0;
 
 		f.map_id = m ? m->id : PM_STACKS_NO_MAP;
 		f.is_return = true;
 		f.addr = b->stk[i];
 		f.vaddr = sym ? (uint64_t)((int64_t)b->stk[i] - m->bias) : b->stk[i];
-		ids[k++] = pm_stacks_frame(s->stacks, &f);
+		ids[k++] = pm_stacks_frame(pm_sc_stacks(ctx), &f);
 		for (size_t j = 1; j < nf && i + 1 < n; j++) {
-			size_t nn = frames_at(s, p->pid, b->stk[i + 1], 1, nx, PM_ARRAY_SIZE(nx));
+			size_t nn = frames_at(ctx, p->pid, b->stk[i + 1], 1, nx, PM_ARRAY_SIZE(nx));
 
 			if (nn != nf - j || strcmp(nx[0].func, fr[j].func) != 0)
 				break;
 			i++;
 		}
 	}
-	ids[k++] = size_frame(s, b->size);
+	ids[k++] = size_frame(ctx, b->size);
 	b->ids = ids;
 	b->nids = (uint32_t)k;
 	free(b->stk);
@@ -443,7 +452,7 @@ static bool make_frames(struct session *s, struct iproc *p, struct bkt *b)
  * freed at its end; the reads are spaced to take BUDGET of a core, so a
  * failing walk repeated at every read costs no more CPU than that.
  */
-static bool walk_new(struct session *s, struct inuse *st, struct iproc *p, uint64_t head)
+static bool walk_new(struct pm_srcctx *ctx, struct inuse *st, struct iproc *p, uint64_t head)
 {
 	struct bkt *nw = NULL;
 	size_t nn = 0, cap = 0;
@@ -459,7 +468,7 @@ static bool walk_new(struct session *s, struct inuse *st, struct iproc *p, uint6
 			st->cycles++;
 			break;
 		}
-		if (p->nb + nn >= MAX_BUCKETS || (a & 7) || !readv1(s, p->pid, a, h, sizeof(h)))
+		if (p->nb + nn >= MAX_BUCKETS || (a & 7) || !readv1(ctx, p->pid, a, h, sizeof(h)))
 			goto bad;
 		/* {next, allnext, typ, hash, size, nstk} */
 		if (h[2] != MEM_PROFILE || h[5] > MAX_NSTK || h[4] > MAX_SIZE ||
@@ -471,7 +480,7 @@ static bool walk_new(struct session *s, struct inuse *st, struct iproc *p, uint6
 		b.nstk = (uint32_t)h[5];
 		if (b.nstk) {
 			b.stk = xmalloc(b.nstk * sizeof(uint64_t));
-			if (!readv1(s, p->pid, a + HDR, b.stk, b.nstk * sizeof(uint64_t))) {
+			if (!readv1(ctx, p->pid, a + HDR, b.stk, b.nstk * sizeof(uint64_t))) {
 				free(b.stk);
 				goto bad;
 			}
@@ -527,7 +536,7 @@ static bool plausible(const struct bkt *b, const uint64_t *v)
 }
 
 /* Every record of @p once; false when the process cannot be read (the last read stays). */
-static bool read_proc(struct session *s, struct inuse *st, struct iproc *p)
+static bool read_proc(struct pm_srcctx *ctx, struct inuse *st, struct iproc *p)
 {
 	size_t rl = 4 * (size_t)p->rcs;
 
@@ -537,9 +546,9 @@ static bool read_proc(struct session *s, struct inuse *st, struct iproc *p)
 		int64_t rate;
 		bool clear = true;
 
-		if (p->cycle_at && !readv1(s, p->pid, p->cycle_at, &c0, 4))
+		if (p->cycle_at && !readv1(ctx, p->pid, p->cycle_at, &c0, 4))
 			return false;
-		if (!readv1(s, p->pid, p->mbuckets, &head, 8) || !walk_new(s, st, p, head))
+		if (!readv1(ctx, p->pid, p->mbuckets, &head, 8) || !walk_new(ctx, st, p, head))
 			return false;
 		if (p->nb * rl > st->bufcap) {
 			st->bufcap = p->nb * rl * 2;
@@ -549,9 +558,9 @@ static bool read_proc(struct session *s, struct inuse *st, struct iproc *p)
 		addr = xmalloc((p->nb ? p->nb : 1) * sizeof(*addr));
 		for (size_t i = 0; i < p->nb; i++)
 			addr[i] = p->b[i].addr + HDR + 8ULL * p->b[i].nstk;
-		if (!readv_n(s, p->pid, addr, p->nb, rl, st->buf) ||
-		    !readv_n(s, p->pid, addr, p->nb, rl, st->buf2) ||
-		    (p->cycle_at && !readv1(s, p->pid, p->cycle_at, &c1, 4))) {
+		if (!readv_n(ctx, p->pid, addr, p->nb, rl, st->buf) ||
+		    !readv_n(ctx, p->pid, addr, p->nb, rl, st->buf2) ||
+		    (p->cycle_at && !readv1(ctx, p->pid, p->cycle_at, &c1, 4))) {
 			free(addr);
 			return false;
 		}
@@ -574,12 +583,14 @@ static bool read_proc(struct session *s, struct inuse *st, struct iproc *p)
 			published(p, b, st->buf2 + i * rl, clear, cyc, v2);
 			for (k = 0; k < TRIES && (memcmp(v1, v2, sizeof(v1)) || !plausible(b, v1)); k++) {
 				st->retried++;
-				if (!readv1(s, p->pid, addr[i], r1, rl) || !readv1(s, p->pid, addr[i], r2, rl))
+				if (!readv1(ctx, p->pid, addr[i], r1, rl) ||
+				    !readv1(ctx, p->pid, addr[i], r2, rl))
 					continue;
 				published(p, b, r1, clear, cyc, v1);
 				published(p, b, r2, clear, cyc, v2);
 			}
-			if (!p->reads && s->attach) { /* what it had before the probe: every cycle's */
+			/* attached: what it had before the probe: every cycle's */
+			if (!p->reads && pm_sc_attached(ctx)) {
 				uint64_t all[R_N];
 
 				published(p, b, st->buf + i * rl, true, 0, all);
@@ -593,17 +604,17 @@ static bool read_proc(struct session *s, struct inuse *st, struct iproc *p)
 			if (!b->ids) {
 				uint64_t t0 = cpu_now();
 
-				if (!make_frames(s, p, b)) {
-					if (!s->replay) /* (--raw: into the capture too) */
-						pm_cap_check(s, pm_reg_load_maps(s->reg, p->pid, s->cap));
-					if (!make_frames(s, p, b))
+				if (!make_frames(ctx, p, b)) {
+					if (!pm_sc_replay(ctx)) /* (--raw: into the capture too) */
+						pm_sc_load_maps(ctx, p->pid);
+					if (!make_frames(ctx, p, b))
 						b->ok = false; /* its frames at a later read */
 				}
 				st->once_ns += cpu_now() - t0;
 			}
 		}
 		free(addr);
-		if (p->rate_at && readv1(s, p->pid, p->rate_at, &rate, 8) && rate >= 0) {
+		if (p->rate_at && readv1(ctx, p->pid, p->rate_at, &rate, 8) && rate >= 0) {
 			p->rate = rate;
 			p->rate_known = true;
 		}
@@ -627,16 +638,16 @@ static struct iproc *proc_of(struct inuse *st, pid_t pid)
 }
 
 /* Still running: its executable still named (not a zombie, not gone); logged with --raw. */
-static bool alive(struct session *s, pid_t pid)
+static bool alive(struct pm_srcctx *ctx, pid_t pid)
 {
 	char exe[64], buf[8];
 	uint8_t v = 0;
 
-	if (!s->replay) {
+	if (!pm_sc_replay(ctx)) {
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 		v = readlink(exe, buf, sizeof(buf)) > 0;
 	}
-	pm_cap_value(s, pid, PM_CAP_KEY_INUSE_ALIVE, &v, 1);
+	pm_sc_value(ctx, pid, PM_CAP_KEY_INUSE_ALIVE, &v, 1);
 	return v == 1;
 }
 
@@ -645,13 +656,13 @@ static bool alive(struct session *s, pid_t pid)
  * replay from the capture's INUSE records (their reads logged and served
  * by capture.h): the same code, the same profile.
  */
-static void read_all(struct session *s, struct inuse *st, bool final, uint64_t now,
+static void read_all(struct pm_srcctx *ctx, struct inuse *st, bool final, uint64_t now,
 		     const pid_t *pids, size_t n)
 {
 	uint64_t c0 = cpu_now(), ns;
 
 	st->once_ns = 0;
-	pm_cap_snap_begin(s, &st->slog);
+	pm_sc_snap_begin(ctx, &st->slog);
 	for (size_t i = 0; i < n; i++) {
 		pid_t pid = pids[i];
 		struct iproc *p = proc_of(st, pid);
@@ -659,24 +670,24 @@ static void read_all(struct session *s, struct inuse *st, bool final, uint64_t n
 		if (!p->state) {
 			uint64_t t0 = cpu_now();
 
-			setup(s, p);
+			setup(ctx, p);
 			st->once_ns += cpu_now() - t0;
 		}
 		if (p->state != 1)
 			continue;
 		st->reads++;
-		if (read_proc(s, st, p)) {
+		if (read_proc(ctx, st, p)) {
 			if (final)
 				p->final_ok = true;
-		} else if (!final && alive(s, pid)) {
+		} else if (!final && alive(ctx, pid)) {
 			st->failed++; /* (not the reads of a process exiting) */
 		}
 	}
 	ns = cpu_now() - c0;
 	/* the CPU times: the replay's are the live ones */
-	pm_cap_value(s, 0, PM_CAP_KEY_SNAP_CPU, &ns, sizeof(ns));
-	pm_cap_value(s, 0, PM_CAP_KEY_SNAP_CPU + 8, &st->once_ns, sizeof(st->once_ns));
-	pm_cap_snap_end(s, PM_DATA_REC_INUSE, final ? PM_DATA_SNAP_FINAL : 0, now, pids, n);
+	pm_sc_value(ctx, 0, PM_CAP_KEY_SNAP_CPU, &ns, sizeof(ns));
+	pm_sc_value(ctx, 0, PM_CAP_KEY_SNAP_CPU + 8, &st->once_ns, sizeof(st->once_ns));
+	pm_sc_snap_end(ctx, PM_DATA_REC_INUSE, final ? PM_DATA_SNAP_FINAL : 0, now, pids, n);
 	st->cpu_ns += ns;
 	if (ns > st->max_ns)
 		st->max_ns = ns;
@@ -687,36 +698,36 @@ static void read_all(struct session *s, struct inuse *st, bool final, uint64_t n
 }
 
 /* Live: the targets' pids. */
-static size_t live_pids(struct session *s, pid_t *pids)
+static size_t live_pids(struct pm_srcctx *ctx, pid_t *pids)
 {
 	size_t n = 0;
 
-	if (s->attach)
-		for (size_t i = 0; i < pm_att_nprocs(s) && n < PM_DATA_SNAP_MAX_PIDS; i++)
-			pids[n++] = pm_att_pid(s, i);
-	else if (s->cmd_pid)
-		pids[n++] = s->cmd_pid;
+	if (pm_sc_attached(ctx))
+		for (size_t i = 0; i < pm_sc_nprocs(ctx) && n < PM_DATA_SNAP_MAX_PIDS; i++)
+			pids[n++] = pm_sc_pid(ctx, i);
+	else if (pm_sc_cmd_pid(ctx))
+		pids[n++] = pm_sc_cmd_pid(ctx);
 	return n;
 }
 
-static uint64_t inuse_timer(struct session *s, uint64_t now)
+static uint64_t inuse_timer(struct pm_srcctx *ctx, uint64_t now)
 {
-	struct inuse *st = inuse_of(s);
+	struct inuse *st = inuse_of(ctx);
 	pid_t pids[PM_DATA_SNAP_MAX_PIDS];
 
-	if (!st->on || s->replay)
+	if (!st->on || pm_sc_replay(ctx))
 		return 0;
 	if (now < st->next)
 		return st->next;
-	read_all(s, st, false, now, pids, live_pids(s, pids));
+	read_all(ctx, st, false, now, pids, live_pids(ctx, pids));
 	st->next = pm_now_ns() + st->interval;
 	return st->next;
 }
 
 /* Replay: a read; the one at the end is kept for the profile (inuse_profile_head()). */
-static void inuse_snapshot(struct session *s, const struct pm_data_snap *sn)
+static void inuse_snapshot(struct pm_srcctx *ctx, const struct pm_data_snap *sn)
 {
-	struct inuse *st = inuse_of(s);
+	struct inuse *st = inuse_of(ctx);
 	pid_t pids[PM_DATA_SNAP_MAX_PIDS];
 
 	if (!st->on)
@@ -729,28 +740,28 @@ static void inuse_snapshot(struct session *s, const struct pm_data_snap *sn)
 		st->final_seen = true;
 		return;
 	}
-	read_all(s, st, false, sn->time, pids, sn->npids);
+	read_all(ctx, st, false, sn->time, pids, sn->npids);
 }
 
 /* ---- the profile ---- */
 
 /* A marker frame of ours at the root: its goroutine not known. */
-static uint32_t marker_frame(struct session *s)
+static uint32_t marker_frame(struct pm_srcctx *ctx)
 {
 	struct pm_stack_frame f;
 
-	f.map_id = PM_SES_SRC_MAP(pm_src_index(&pm_src_inuse));
+	f.map_id = ctx->map;
 	f.is_return = false;
 	f.addr = f.vaddr = MARKER;
-	return pm_stacks_frame(s->stacks, &f);
+	return pm_stacks_frame(pm_sc_stacks(ctx), &f);
 }
 
-static uint64_t inuse_location(struct session *s, struct pm_profile *p,
+static uint64_t inuse_location(struct pm_srcctx *ctx, struct pm_profile *p,
 			       const struct pm_stack_frame *f)
 {
 	struct pm_prof_line line;
 
-	(void)s;
+	(void)ctx;
 	if (f->addr != MARKER)
 		return 0; /* a size frame: the label bytes */
 	line.func_id = pm_prof_func(p, "[labels unknown]", "[labels unknown]", "", 0);
@@ -765,12 +776,13 @@ static uint64_t inuse_location(struct session *s, struct pm_profile *p,
  * the record empty when the first read came) and they all had the same
  * one; else a marker, [labels unknown].  Into @out (room for @cap).
  */
-static size_t attributed(struct session *s, struct iproc *p, struct bkt *b, uint32_t *out,
+static size_t attributed(struct pm_srcctx *ctx, struct iproc *p, struct bkt *b, uint32_t *out,
 			 size_t cap, struct inuse *st)
 {
 	size_t nt = 0, k = b->nids - 1;
 	uint64_t count = 0;
-	const uint32_t *tail = pm_alloc_seen(s, (uint32_t)p->pid, b->size, b->ids, k, &nt, &count);
+	const uint32_t *tail = pm_alloc_seen(pm_sc_peer(ctx, &pm_src_alloc), (uint32_t)p->pid, b->size,
+					     b->ids, k, &nt, &count);
 
 	if (b->nids + nt + 1 > cap) { /* too deep: the record's frames alone (0) */
 		st->unattributed++;
@@ -782,7 +794,7 @@ static size_t attributed(struct session *s, struct iproc *p, struct bkt *b, uint
 		k += nt;
 		st->attributed++;
 	} else {
-		out[k++] = marker_frame(s);
+		out[k++] = marker_frame(ctx);
 		st->unattributed++;
 	}
 	out[k++] = b->ids[b->nids - 1];
@@ -808,27 +820,27 @@ static void scale(uint64_t count, uint64_t size, int64_t rate, int64_t *c, int64
 	*b = (int64_t)((double)size * sc);
 }
 
-static bool alloc_types_ours(const struct session *s)
+static bool alloc_types_ours(const struct pm_srcctx *ctx)
 {
-	return !pm_src_has_events(s, &pm_src_alloc);
+	return !pm_sc_has_events(pm_sc_peer(ctx, &pm_src_alloc));
 }
 
-static void inuse_profile_head(struct session *s, struct pm_profile *p)
+static void inuse_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
-	struct inuse *st = inuse_of(s);
-	int64_t values[PM_SES_VALUES_MAX], rate = 0;
-	int64_t *v = values + s->val_off[pm_src_index(&pm_src_inuse)];
-	bool ours = alloc_types_ours(s);
+	struct inuse *st = inuse_of(ctx);
+	int64_t v[V_N], rate = 0;
+	uint32_t *ids = pm_sc_ids(ctx);
+	bool ours = alloc_types_ours(ctx);
 
 	if (!st->on)
 		return;
 	/* the end: the targets still there read once more (at replay, if the capture has it) */
-	if (!s->replay) {
+	if (!pm_sc_replay(ctx)) {
 		pid_t pids[PM_DATA_SNAP_MAX_PIDS];
 
-		read_all(s, st, true, pm_now_ns(), pids, live_pids(s, pids));
+		read_all(ctx, st, true, pm_now_ns(), pids, live_pids(ctx, pids));
 	} else if (st->final_seen) {
-		read_all(s, st, true, 0, st->final_pids, st->final_n);
+		read_all(ctx, st, true, 0, st->final_pids, st->final_n);
 	}
 	for (size_t i = 0; i < st->nprocs; i++) {
 		struct iproc *ip = &st->procs[i];
@@ -851,22 +863,21 @@ static void inuse_profile_head(struct session *s, struct pm_profile *p)
 
 			if (!b->ok || !b->ids || (!ours && b->v[R_ALLOCS] == b->v[R_FREES]))
 				continue; /* (with --alloc, nothing in use: no sample) */
-			memset(values, 0, s->nvalues * sizeof(values[0]));
+			memset(v, 0, sizeof(v));
 			v[V_BUCKETS] = 1;
 			scale(b->v[R_ALLOCS], b->v[R_ABYTES], r, &v[V_AOBJ], &v[V_ASPACE]);
 			scale(b->v[R_ALLOCS] - b->v[R_FREES], b->v[R_ABYTES] - b->v[R_FBYTES], r,
 			      &v[V_IOBJ], &v[V_ISPACE]);
 			if (ours) { /* no label bytes on a record with no allocation, as runtime/pprof */
-				pm_stacks_add_tagged(s->stacks, (uint32_t)ip->pid, 0, b->ids,
-						     b->v[R_ALLOCS] || b->nids < 2 ? b->nids : b->nids - 1,
-						     values);
+				pm_sc_add_stack(ctx, (uint32_t)ip->pid, 0, b->ids,
+						b->v[R_ALLOCS] || b->nids < 2 ? b->nids : b->nids - 1, v);
 			} else {
-				size_t na = attributed(s, ip, b, s->ids, PM_ARRAY_SIZE(s->ids), st);
+				size_t na = attributed(ctx, ip, b, ids, PM_SC_MAX_IDS, st);
 
-				pm_stacks_add_tagged(s->stacks, (uint32_t)ip->pid, 0, na ? s->ids : b->ids,
-						     na ? na : b->nids, values);
+				pm_sc_add_stack(ctx, (uint32_t)ip->pid, 0, na ? ids : b->ids,
+						na ? na : b->nids, v);
 			}
-			s->res->samples++; /* (a record: the summary's samples) */
+			pm_sc_count_sample(ctx); /* (a record: the summary's samples) */
 		}
 	}
 	if (ours) {
@@ -875,16 +886,16 @@ static void inuse_profile_head(struct session *s, struct pm_profile *p)
 	}
 	pm_prof_add_sample_type(p, "inuse_objects", "count");
 	pm_prof_add_sample_type(p, "inuse_space", "bytes");
-	if (!s->nuser) { /* a heap profile's period; the default inuse_space, as Go's */
+	if (!pm_sc_nuser(ctx)) { /* a heap profile's period; the default inuse_space, as Go's */
 		pm_prof_set_default_type(p, pm_prof_nsample_types(p) - 1);
 		if (ours)
 			pm_prof_set_period(p, "space", "bytes", rate ? rate : DEFAULT_RATE);
 	}
 }
 
-static void inuse_profile_tail(struct session *s, struct pm_profile *p)
+static void inuse_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
-	struct inuse *st = inuse_of(s);
+	struct inuse *st = inuse_of(ctx);
 	char *c;
 
 	if (!st->on)
@@ -919,7 +930,7 @@ static void inuse_profile_tail(struct session *s, struct pm_profile *p)
 		      (double)st->cpu_ns / 1e6, (double)st->max_ns / 1e6);
 	pm_prof_add_comment(p, c);
 	free(c);
-	if (alloc_types_ours(s))
+	if (alloc_types_ours(ctx))
 		c = xasprintf("inuse: the runtime's records keep no goroutine: no labels or creators "
 			      "on inuse_* (with --alloc: those of the records whose allocations it saw "
 			      "all, under one goroutine part)");
@@ -934,15 +945,15 @@ static void inuse_profile_tail(struct session *s, struct pm_profile *p)
 	free(c);
 }
 
-static size_t inuse_stack_labels(struct session *s, const uint32_t *ids, size_t *n,
+static size_t inuse_stack_labels(struct pm_srcctx *ctx, const uint32_t *ids, size_t *n,
 				 struct pm_prof_label *out, size_t max)
 {
 	const struct pm_stack_frame *f;
 
-	if (!inuse_of(s)->on || !*n || !max)
+	if (!inuse_of(ctx)->on || !*n || !max)
 		return 0;
-	f = pm_stacks_frame_at(s->stacks, ids[*n - 1]);
-	if (!f || f->map_id != PM_SES_SRC_MAP(pm_src_index(&pm_src_inuse)) || f->addr == MARKER)
+	f = pm_stacks_frame_at(pm_sc_stacks(ctx), ids[*n - 1]);
+	if (!f || f->map_id != ctx->map || f->addr == MARKER)
 		return 0;
 	(*n)--;
 	memset(out, 0, sizeof(*out));
@@ -951,7 +962,7 @@ static size_t inuse_stack_labels(struct session *s, const uint32_t *ids, size_t 
 	return 1;
 }
 
-static void inuse_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+static void inuse_profile_stack(struct pm_srcctx *ctx, struct pm_profile *p, const uint64_t *locs,
 				size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
 	int64_t val[PM_SES_VALUES_MAX + 8];
@@ -961,10 +972,10 @@ static void inuse_profile_stack(struct session *s, struct pm_profile *p, const u
 	     is = pm_prof_find_sample_type(p, "inuse_space");
 	size_t nt = pm_prof_nsample_types(p);
 
-	if (!inuse_of(s)->on || !v[V_BUCKETS] || io < 0 || is < 0 || nt > PM_ARRAY_SIZE(val))
+	if (!inuse_of(ctx)->on || !v[V_BUCKETS] || io < 0 || is < 0 || nt > PM_ARRAY_SIZE(val))
 		return;
 	memset(val, 0, sizeof(val));
-	if (alloc_types_ours(s) && ao >= 0 && as >= 0) {
+	if (alloc_types_ours(ctx) && ao >= 0 && as >= 0) {
 		val[ao] = v[V_AOBJ];
 		val[as] = v[V_ASPACE];
 	}
@@ -973,9 +984,9 @@ static void inuse_profile_stack(struct session *s, struct pm_profile *p, const u
 	pm_prof_add(p, locs, n, val, lab, nlab);
 }
 
-static void inuse_end(struct session *s)
+static void inuse_end(struct pm_srcctx *ctx)
 {
-	struct inuse *st = inuse_of(s);
+	struct inuse *st = inuse_of(ctx);
 
 	if (!st)
 		return;

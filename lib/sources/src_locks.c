@@ -8,18 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "session/attach.h"
-#include "session/capture.h"
 #include "symbols/elfimg.h"
 #include "symbols/gopclntab.h"
 #include "goruntime/gocode.h"
 #include "goruntime/goroutine.h"
 #include "symbols/maps.h"
 #include "profile/profile.h"
-#include "session/record.h"
-#include "session/session.h"
-#include "profile/stacks.h"
-#include "base/path.h"
+#include "session/srcctx.h"
 
 #define RAW_EXIT 24  /* trace entry (8), probe ip (8), g (8) ... */
 #define RAW_ENTRY 32 /* ... and the mutex (8) at the entry */
@@ -63,7 +58,7 @@ struct period {
 	uint64_t final;
 };
 
-/* s->kind[e]: which probe, KIND_EXIT or not, and which function (KIND_FN * index) */
+/* pm_sc_kind(ctx, e): which probe, KIND_EXIT or not, and which function (KIND_FN * index) */
 enum { KIND_ENTRY = 1, KIND_EXIT = 2, KIND_FN = 4 };
 
 /*
@@ -266,79 +261,74 @@ out:
 }
 
 /* --locks: the two probes on every Go binary of the targets (attached) or on the command. */
-static int locks_add_events(struct session *s)
+static int locks_add_events(struct pm_srcctx *ctx)
 {
-	char err[600] = "";
-	size_t i, e, first = s->nev, n = s->attach ? pm_att_nprocs(s) : 1;
+	char err[600] = "", *real;
+	size_t i = 0;
+	pid_t pid;
+	bool dup;
 
-	if (!s->cfg->locks)
+	if (!pm_sc_cfg(ctx)->locks)
 		return 0;
-	for (i = 0; i < n; i++) {
+	while (pm_sc_next_exe(ctx, &i, &pid, &real, &dup)) {
 		struct pm_evt_spec in, out;
-		char exe[64], *real;
-		bool dup = false;
 
-		if (s->attach) {
-			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pm_att_pid(s, i));
-			real = realpath(exe, NULL);
-		} else {
-			real = s->cfg->argv ? pm_path_resolve(s->cfg->argv[0]) : NULL;
-		}
-		for (e = first; real && e < s->nev; e++)
-			dup = dup || !strcmp(s->spec[e].path, real);
 		if (!real || dup) {
 			free(real);
 			continue;
 		}
 		for (size_t k = 0; k < PM_ARRAY_SIZE(fns); k++) {
+			size_t e = pm_sc_nev(ctx);
 			int rc;
 
 			memset(&in, 0, sizeof(in));
 			memset(&out, 0, sizeof(out));
-			if (s->nev + 2 > PM_ARRAY_SIZE(s->spec)) {
+			if (pm_sc_event_room(ctx) < 2) {
 				pm_warn("locks: cannot watch the locks of %s (too many events)", real);
 				break;
 			}
 			rc = probes_for(real, k, &in, &out, err, sizeof(err));
 			if (rc == 1)
 				continue; /* an RWMutex wait the program never has */
-			if (rc < 0 || pm_evt_uprobe_define(&in, (unsigned)s->nev, err, sizeof(err)) < 0) {
+			if (rc < 0 || pm_evt_uprobe_define(&in, (unsigned)e, err, sizeof(err)) < 0) {
 				pm_warn("locks: cannot watch the locks of %s (%s)", real, err);
 				break;
 			}
 			if (fns[k].holder) { /* its entry only */
-				s->cpuwide[s->nev] = true;
-				pm_src_add_event(s, &pm_src_locks, &in, KIND_ENTRY + (int)k * KIND_FN);
+				pm_sc_set_cpuwide(ctx, e);
+				pm_sc_add_event(ctx, &in, KIND_ENTRY + (int)k * KIND_FN);
 				continue;
 			}
-			if (pm_evt_uprobe_define(&out, (unsigned)s->nev + 1, err, sizeof(err)) < 0) {
+			if (pm_evt_uprobe_define(&out, (unsigned)e + 1, err, sizeof(err)) < 0) {
 				pm_evt_uprobe_undefine(&in);
 				pm_warn("locks: cannot watch the locks of %s (%s)", real, err);
 				break;
 			}
 			/* CPU-wide: closed and opened again by the budget (locks_timer()) */
-			s->cpuwide[s->nev] = s->cpuwide[s->nev + 1] = true;
-			pm_src_add_event(s, &pm_src_locks, &in, KIND_ENTRY + (int)k * KIND_FN);
-			pm_src_add_event(s, &pm_src_locks, &out, KIND_EXIT + (int)k * KIND_FN);
+			pm_sc_set_cpuwide(ctx, e);
+			pm_sc_set_cpuwide(ctx, e + 1);
+			pm_sc_add_event(ctx, &in, KIND_ENTRY + (int)k * KIND_FN);
+			pm_sc_add_event(ctx, &out, KIND_EXIT + (int)k * KIND_FN);
 		}
 		free(real);
 	}
-	if (!pm_src_has_events(s, &pm_src_locks)) {
-		pm_ses_err(s->res, PM_REC_ERR, "--locks: no Go program to watch (%s)",
-			   !n ? "no target" : err[0] ? err : "no target's executable could be read");
+	if (!pm_sc_has_events(ctx)) {
+		pm_sc_err(ctx, PM_REC_ERR, "--locks: no Go program to watch (%s)",
+			  !i ? "no target" : err[0] ? err : "no target's executable could be read");
 		return -1;
 	}
 	return 0;
 }
 
 /* The exit's samples need no stack; the entry's the callchain's user part only. */
-static void locks_adjust_attr(struct session *s, size_t e, struct perf_event_attr *a)
+static void locks_adjust_attr(struct pm_srcctx *ctx, size_t e, struct perf_event_attr *a)
 {
 	a->exclude_callchain_kernel = 1;
-	if (s->kind[e] & KIND_EXIT) { /* its time and goroutine are all it needs */
+	if (pm_sc_kind(ctx, e) & KIND_EXIT) { /* its time and goroutine are all it needs */
 		a->exclude_callchain_user = 1;
 		a->sample_stack_user = 8;
-	} else if ((size_t)s->kind[e] / KIND_FN == FN_SEMA119 && a->sample_stack_user > 1024) {
+	} else if ((size_t)pm_sc_kind(ctx, e) / KIND_FN == FN_SEMA119 &&
+		   a->sample_stack_user > 1024) {
 		/*
 		 * Go 1.19's semaphore function: most of its calls are lockSlow's,
 		 * left out; the others' frames past the copy are read from the
@@ -349,7 +339,7 @@ static void locks_adjust_attr(struct session *s, size_t e, struct perf_event_att
 }
 
 /* Replay: the probes on fns[] (the entry's name is the function's, the exit's "LAST+0x..."). */
-static bool locks_claim(struct session *s, size_t e, const char *name)
+static bool locks_claim(struct pm_srcctx *ctx, size_t e, const char *name)
 {
 	if (!name || strncmp(name, "uprobe:", 7))
 		return false;
@@ -362,31 +352,31 @@ static bool locks_claim(struct session *s, size_t e, const char *name)
 
 		if (!strcmp(name, fns[k].name) || (fns[k].name24 && !strcmp(name, fns[k].name24)) ||
 		    (fns[k].callee && !strncmp(name, fns[k].name, ln) && name[ln] == '+')) {
-			s->kind[e] = KIND_ENTRY + (int)k * KIND_FN;
+			pm_sc_set_kind(ctx, e, KIND_ENTRY + (int)k * KIND_FN);
 			return true;
 		}
 		if (plus && (size_t)(plus - name) == l && !strncmp(name, last, l)) {
-			s->kind[e] = KIND_EXIT + (int)k * KIND_FN;
+			pm_sc_set_kind(ctx, e, KIND_EXIT + (int)k * KIND_FN);
 			return true;
 		}
 	}
 	return false;
 }
 
-static size_t locks_nvalues(const struct session *s)
+static size_t locks_nvalues(struct pm_srcctx *ctx)
 {
-	(void)s;
+	(void)ctx;
 	return V_N;
 }
 
 /* Open or close the entry (KIND_ENTRY) or exit (KIND_EXIT) probes. */
-static void set_probes(struct session *s, struct locks *st, int which, bool on)
+static void set_probes(struct pm_srcctx *ctx, struct locks *st, int which, bool on)
 {
-	for (size_t e = 0; e < s->nev; e++) {
-		size_t k = (size_t)s->kind[e] / KIND_FN;
+	for (size_t e = 0; e < pm_sc_nev(ctx); e++) {
+		size_t k = (size_t)pm_sc_kind(ctx, e) / KIND_FN;
 		uint64_t t0, t;
 
-		if (s->src[e] != pm_src_index(&pm_src_locks) || !(s->kind[e] & which) || k >= NFN)
+		if (!pm_sc_owns(ctx, e) || !(pm_sc_kind(ctx, e) & which) || k >= NFN)
 			continue;
 		/*
 		 * the time each entry is counted: from the end of its open (on
@@ -396,8 +386,10 @@ static void set_probes(struct session *s, struct locks *st, int which, bool on)
 		t0 = pm_now_ns();
 		if (which == KIND_ENTRY && !on && st->on[k])
 			st->on_ns[k] += t0 > st->on[k] ? t0 - st->on[k] : 0;
-		if (pm_att_cpuwide(s, e, on) < 0 && !st->failed) {
-			pm_warn("locks: %s", s->res->msg[0] ? s->res->msg : "cannot open the probes again");
+		if (pm_sc_cpuwide_open(ctx, e, on) < 0 && !st->failed) {
+			const char *msg = pm_sc_errmsg(ctx);
+
+			pm_warn("locks: %s", msg[0] ? msg : "cannot open the probes again");
 			st->failed = true;
 		}
 		t = pm_now_ns();
@@ -411,13 +403,13 @@ static void set_probes(struct session *s, struct locks *st, int which, bool on)
 }
 
 /* The hits of all the lock probes so far, as the kernel counted them. */
-static uint64_t hits(const struct session *s)
+static uint64_t hits(const struct pm_srcctx *ctx)
 {
 	uint64_t n = 0;
 
-	for (size_t e = 0; e < s->nev; e++)
-		if (s->src[e] == pm_src_index(&pm_src_locks))
-			n += pm_att_cpuwide_hits(s, e);
+	for (size_t e = 0; e < pm_sc_nev(ctx); e++)
+		if (pm_sc_owns(ctx, e))
+			n += pm_sc_cpuwide_hits(ctx, e);
 	return n;
 }
 
@@ -457,7 +449,7 @@ static void push_all(struct locks *st, uint64_t start, double w, bool final)
  * MIN_ON_NS (a window of a few ms would be mostly the time the kernel
  * takes to open and close the probes).
  */
-static void new_period(struct session *s, struct locks *st, uint64_t now, double f)
+static void new_period(struct pm_srcctx *ctx, struct locks *st, uint64_t now, double f)
 {
 	uint64_t on_len, grace, slack, len = PERIOD_NS;
 	bool was = st->f < 1;
@@ -468,7 +460,7 @@ static void new_period(struct session *s, struct locks *st, uint64_t now, double
 		len = MAX_PERIOD_NS;
 	st->pstart = now;
 	st->pend = now + len;
-	st->hits0 = hits(s);
+	st->hits0 = hits(ctx);
 	st->f = f;
 	memset(st->on_ns, 0, sizeof(st->on_ns));
 	if (f >= 1) {
@@ -496,30 +488,30 @@ static void new_period(struct session *s, struct locks *st, uint64_t now, double
  * Live, with a budget: the periods, the probes opened and closed in
  * each, the share of the next from the hits of the last.
  */
-static uint64_t locks_timer(struct session *s, uint64_t now)
+static uint64_t locks_timer(struct pm_srcctx *ctx, uint64_t now)
 {
-	struct locks *st = pm_src_state(s, &pm_src_locks);
+	struct locks *st = ctx->state;
 	uint64_t next;
 	bool en, ex;
 
-	if (s->replay || !pm_src_has_events(s, &pm_src_locks))
+	if (pm_sc_replay(ctx))
 		return 0;
 	if (!st->pstart) {
-		st->budget = s->cfg->locks_max_rate < 0 ? 0
-			     : s->cfg->locks_max_rate ? s->cfg->locks_max_rate
+		st->budget = pm_sc_cfg(ctx)->locks_max_rate < 0 ? 0
+			     : pm_sc_cfg(ctx)->locks_max_rate ? pm_sc_cfg(ctx)->locks_max_rate
 						      : PM_RECORD_DEFAULT_LOCKS_MAX_RATE;
 		if (!st->budget)
 			return 0;
 		st->rng = now | 1;
 		st->en_on = st->ex_on = true; /* opened by the attach */
 		st->f = 1;
-		new_period(s, st, now, 1);
+		new_period(ctx, st, now, 1);
 		return st->pend;
 	}
 	if (!st->budget)
 		return 0;
 	if (now >= st->pend) {
-		uint64_t h = hits(s);
+		uint64_t h = hits(ctx);
 		double rate = (double)(h - st->hits0) * 1e9 / (double)(now - st->pstart), f;
 
 		f = rate > 0 ? st->f * (double)st->budget / rate : 1;
@@ -552,7 +544,7 @@ static uint64_t locks_timer(struct session *s, uint64_t now)
 				if (st->on[k])
 					st->on[k] = now;
 		}
-		new_period(s, st, now, f < 1 ? f : 1);
+		new_period(ctx, st, now, f < 1 ? f : 1);
 	}
 	/*
 	 * the entries open in [on_at, off_at), the exits until xoff_at past it
@@ -569,13 +561,13 @@ static uint64_t locks_timer(struct session *s, uint64_t now)
 		ex = waiting;
 	}
 	if (ex && !st->ex_on)
-		set_probes(s, st, KIND_EXIT, true);
+		set_probes(ctx, st, KIND_EXIT, true);
 	if (en && !st->en_on)
-		set_probes(s, st, KIND_ENTRY, true);
+		set_probes(ctx, st, KIND_ENTRY, true);
 	if (!en && st->en_on)
-		set_probes(s, st, KIND_ENTRY, false);
+		set_probes(ctx, st, KIND_ENTRY, false);
 	if (!ex && st->ex_on)
-		set_probes(s, st, KIND_EXIT, false);
+		set_probes(ctx, st, KIND_EXIT, false);
 	/*
 	 * a period watched in part, not over: its weights so far, so that the
 	 * waits of the last one (the program ended in it) weigh what it was
@@ -625,20 +617,20 @@ static const struct period *period_of(const struct locks *st, uint64_t t)
  * The periods made since the last sample (live: the queue; at replay:
  * the capture's log), into the known ones.
  */
-static void take_periods(struct session *s, struct locks *st, pid_t pid)
+static void take_periods(struct pm_srcctx *ctx, struct locks *st, pid_t pid)
 {
-	uint64_t n = s->replay ? 0 : st->nq;
+	uint64_t n = pm_sc_replay(ctx) ? 0 : st->nq;
 
-	if (pm_cap_value(s, pid, PM_CAP_KEY_LOCKS_PERIODS, &n, sizeof(n)) < 0 || n > 1000000)
+	if (pm_sc_value(ctx, pid, PM_CAP_KEY_LOCKS_PERIODS, &n, sizeof(n)) < 0 || n > 1000000)
 		n = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		struct period p;
 
-		if (!s->replay)
+		if (!pm_sc_replay(ctx))
 			p = st->q[i];
 		else
 			memset(&p, 0, sizeof(p));
-		if (pm_cap_value(s, pid, PM_CAP_KEY_LOCKS_PERIODS + 8, &p, sizeof(p)) < 0)
+		if (pm_sc_value(ctx, pid, PM_CAP_KEY_LOCKS_PERIODS + 8, &p, sizeof(p)) < 0)
 			continue;
 		for (size_t k = 0; k < NFN; k++)
 			if (!(p.w[k] >= 1 && p.w[k] <= 1e6))
@@ -732,15 +724,15 @@ static void drop(struct locks *st, struct waiting *w)
 	*w = st->w[--st->nw];
 }
 
-/* The sample's stack, goroutine, labels and creators into s->ids: their count. */
-static size_t walk(struct session *s, const struct pm_rec_sample *smp)
+/* The sample's stack, goroutine, labels and creators into pm_sc_ids(): their count. */
+static size_t walk(struct pm_srcctx *ctx, const struct pm_rec_sample *smp)
 {
 	struct pm_walk w;
 	size_t k;
 
-	pm_ses_walk(s, smp, &w);
-	k = pm_ses_stack_ids(s, smp, &w);
-	pm_reg_check_limits(s->reg, s->stacks, w.status);
+	pm_sc_walk(ctx, smp, &w);
+	k = pm_sc_stack_ids(ctx, smp, &w);
+	pm_sc_check_limits(ctx, w.status);
 	return k;
 }
 
@@ -750,10 +742,9 @@ static size_t walk(struct session *s, const struct pm_rec_sample *smp)
  * watched waiter for this Mutex waited since the last release it saw (or
  * its start), weighing as that wait -- Go's mutex profile's way.
  */
-static void holder_sample(struct session *s, struct locks *st, const struct pm_rec_sample *smp)
+static void holder_sample(struct pm_srcctx *ctx, struct locks *st, const struct pm_rec_sample *smp)
 {
-	int64_t values[PM_SES_VALUES_MAX];
-	int64_t *v = values + s->val_off[pm_src_index(&pm_src_locks)];
+	int64_t v[V_N] = { 0 };
 	uint64_t m = pm_le64(smp->raw + 24);
 	double n = 0, ns = 0;
 	size_t k, nw = 0;
@@ -775,23 +766,21 @@ static void holder_sample(struct session *s, struct locks *st, const struct pm_r
 		wt->charged = smp->time;
 	}
 	if (n <= 0) {
-		if (s->cap)
-			s->keep = 0;
+		pm_sc_keep(ctx, 0);
 		return;
 	}
-	k = walk(s, smp);
-	memset(values, 0, s->nvalues * sizeof(values[0]));
+	k = walk(ctx, smp);
 	st->hcarry += n / (double)nw; /* one release, weighing as its waiters on average */
 	v[V_HCOUNT] = (int64_t)floor(st->hcarry);
 	st->hcarry -= (double)v[V_HCOUNT];
 	v[V_HDELAY] = ns_value(ns);
 	st->holders++;
-	pm_stacks_add_tagged(s->stacks, (uint32_t)smp->pid, waiter_tag(st, (pid_t)smp->tid, m),
-			     s->ids, k, values);
+	pm_sc_add_stack(ctx, (uint32_t)smp->pid, waiter_tag(st, (pid_t)smp->tid, m), pm_sc_ids(ctx),
+			k, v);
 }
 
 /* The entry: the waiter's stack, goroutine, labels and creators, kept until its exit. */
-static void entry_sample(struct session *s, struct locks *st, const struct pm_rec_sample *smp,
+static void entry_sample(struct pm_srcctx *ctx, struct locks *st, const struct pm_rec_sample *smp,
 			 size_t fn)
 {
 	struct waiting *wt;
@@ -808,7 +797,7 @@ static void entry_sample(struct session *s, struct locks *st, const struct pm_re
 		st->nested++;
 		return;
 	}
-	k = walk(s, smp);
+	k = walk(ctx, smp);
 	wt = find(st, (pid_t)smp->pid, g);
 	if (wt) { /* its exit was lost */
 		st->lost++;
@@ -834,15 +823,13 @@ static void entry_sample(struct session *s, struct locks *st, const struct pm_re
 	wt->fn = (unsigned)fn;
 	wt->n = k;
 	wt->ids = xmalloc(k * sizeof(*wt->ids) + 1);
-	memcpy(wt->ids, s->ids, k * sizeof(*wt->ids));
+	memcpy(wt->ids, pm_sc_ids(ctx), k * sizeof(*wt->ids));
 }
 /* A wait ended, into the profile, weighing @w. */
-static void add_wait(struct session *s, struct locks *st, const struct waiting *d, double w)
+static void add_wait(struct pm_srcctx *ctx, struct locks *st, const struct waiting *d, double w)
 {
-	int64_t values[PM_SES_VALUES_MAX];
-	int64_t *v = values + s->val_off[pm_src_index(&pm_src_locks)];
+	int64_t v[V_N] = { 0 };
 
-	memset(values, 0, s->nvalues * sizeof(values[0]));
 	/* scaled: the fractions carried to the next wait, so that the total stays */
 	st->carry += w;
 	st->scaled += w;
@@ -851,12 +838,11 @@ static void add_wait(struct session *s, struct locks *st, const struct waiting *
 	v[V_DELAY] = ns_value((double)d->delay * w);
 	st->samples++;
 	st->total_ns += d->delay;
-	pm_stacks_add_tagged(s->stacks, (uint32_t)d->pid, waiter_tag(st, d->tid, d->mutex), d->ids,
-			     d->n, values);
+	pm_sc_add_stack(ctx, (uint32_t)d->pid, waiter_tag(st, d->tid, d->mutex), d->ids, d->n, v);
 }
 
 /* The waits ended whose period is final (@all: every one, as planned else) into the profile. */
-static void flush(struct session *s, struct locks *st, bool all)
+static void flush(struct pm_srcctx *ctx, struct locks *st, bool all)
 {
 	for (size_t i = 0; i < st->nd;) {
 		const struct period *p = period_of(st, st->done[i].time);
@@ -865,7 +851,7 @@ static void flush(struct session *s, struct locks *st, bool all)
 			i++;
 			continue;
 		}
-		add_wait(s, st, &st->done[i], p ? p->w[st->done[i].fn] : 1);
+		add_wait(ctx, st, &st->done[i], p ? p->w[st->done[i].fn] : 1);
 		free(st->done[i].ids);
 		memmove(&st->done[i], &st->done[i + 1], (st->nd - i - 1) * sizeof(*st->done));
 		st->nd--;
@@ -878,58 +864,57 @@ static void flush(struct session *s, struct locks *st, bool all)
  * followed) -- but for a capture, which loads the maps of any process
  * before its first sample, the command only.  Logged in a capture.
  */
-static bool ours(struct session *s, const struct pm_rec_sample *smp)
+static bool ours(struct pm_srcctx *ctx, const struct pm_rec_sample *smp)
 {
 	pid_t pid = (pid_t)smp->pid;
 	uint64_t v = 0;
 
-	if (!s->replay) {
-		if (s->attach) {
-			for (size_t i = 0; i < pm_att_nprocs(s) && !v; i++)
-				v = pm_att_pid(s, i) == pid;
+	if (!pm_sc_replay(ctx)) {
+		if (pm_sc_attached(ctx)) {
+			for (size_t i = 0; i < pm_sc_nprocs(ctx) && !v; i++)
+				v = pm_sc_pid(ctx, i) == pid;
 		} else {
-			v = pid == s->cmd_pid || (!s->cap && pm_maps_find(s->maps, pid, smp->ip));
+			v = pid == pm_sc_cmd_pid(ctx) ||
+			    (!pm_sc_capturing(ctx) && pm_maps_find(pm_sc_maps(ctx), pid, smp->ip));
 		}
 	}
-	if (pm_cap_value(s, pid, PM_CAP_KEY_LOCKS_PERIODS + 48, &v, sizeof(v)) < 0)
-		v = pm_maps_find(s->maps, pid, smp->ip) != NULL; /* a capture without it */
+	if (pm_sc_value(ctx, pid, PM_CAP_KEY_LOCKS_PERIODS + 48, &v, sizeof(v)) < 0)
+		v = pm_maps_find(pm_sc_maps(ctx), pid, smp->ip) != NULL; /* a capture without it */
 	return v != 0;
 }
 
-static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sample *smp)
+static void locks_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_sample *smp)
 {
-	struct locks *st = pm_src_state(s, &pm_src_locks);
+	struct locks *st = ctx->state;
 	struct waiting *wt;
 
-	size_t k = (size_t)s->kind[ev] / KIND_FN;
+	size_t k = (size_t)pm_sc_kind(ctx, ev) / KIND_FN;
 
 	if (!smp->raw || k >= PM_ARRAY_SIZE(fns) ||
-	    smp->raw_size < (s->kind[ev] & KIND_ENTRY ? RAW_ENTRY : RAW_EXIT)) {
+	    smp->raw_size < (pm_sc_kind(ctx, ev) & KIND_ENTRY ? RAW_ENTRY : RAW_EXIT)) {
 		st->bad++;
 		return;
 	}
-	take_periods(s, st, (pid_t)smp->pid);
+	take_periods(ctx, st, (pid_t)smp->pid);
 	if (smp->time > st->seen)
 		st->seen = smp->time;
 	if (st->nd)
-		flush(s, st, st->nd >= MAX_WAITING);
+		flush(ctx, st, st->nd >= MAX_WAITING);
 	/* the probes are CPU-wide: another process running the same binary is not ours */
-	if (!ours(s, smp)) {
+	if (!ours(ctx, smp)) {
 		st->others++;
-		if (s->cap)
-			s->keep = 0;
+		pm_sc_keep(ctx, 0);
 		return;
 	}
-	if ((s->kind[ev] & KIND_ENTRY) && fns[k].holder) {
-		holder_sample(s, st, smp);
+	if ((pm_sc_kind(ctx, ev) & KIND_ENTRY) && fns[k].holder) {
+		holder_sample(ctx, st, smp);
 		return;
 	}
-	if (s->kind[ev] & KIND_ENTRY) {
-		entry_sample(s, st, smp, k);
+	if (pm_sc_kind(ctx, ev) & KIND_ENTRY) {
+		entry_sample(ctx, st, smp, k);
 		return;
 	}
-	if (s->cap)
-		s->keep = 0;
+	pm_sc_keep(ctx, 0);
 	wt = find(st, (pid_t)smp->pid, pm_le64(smp->raw + 16));
 	if (wt && wt->fn != k)
 		return; /* the exit of a wait inside another (entry_sample()) */
@@ -940,13 +925,13 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 			st->unpaired_exit++;
 		return;
 	}
-	s->res->samples++;
+	pm_sc_count_sample(ctx);
 	wt->delay = smp->time > wt->time ? smp->time - wt->time : 0;
 	{
 		const struct period *p = period_of(st, wt->time);
 
 		if (!p || p->final) { /* its weight known: now */
-			add_wait(s, st, wt, p ? p->w[wt->fn] : 1);
+			add_wait(ctx, st, wt, p ? p->w[wt->fn] : 1);
 			drop(st, wt);
 			return;
 		}
@@ -959,31 +944,27 @@ static void locks_sample(struct session *s, size_t ev, const struct pm_rec_sampl
 	*wt = st->w[--st->nw]; /* its ids go with it */
 }
 
-static void locks_profile_head(struct session *s, struct pm_profile *p)
+static void locks_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
-	struct locks *st = pm_src_state(s, &pm_src_locks);
+	struct locks *st = ctx->state;
 
-	if (!pm_src_has_events(s, &pm_src_locks))
-		return;
-	flush(s, st, true); /* the last period's waits: as planned */
+	flush(ctx, st, true); /* the last period's waits: as planned */
 	pm_prof_add_sample_type(p, "contentions", "count");
 	pm_prof_add_sample_type(p, "delay", "nanoseconds");
 	/* the holders': the releases' stacks, charged with the waiting they ended (Go's mutex profile) */
 	pm_prof_add_sample_type(p, "holder_contentions", "count");
 	pm_prof_add_sample_type(p, "holder_delay", "nanoseconds");
-	if (!s->nuser) { /* locks alone: a mutex profile's period and default */
+	if (!pm_sc_nuser(ctx)) { /* locks alone: a mutex profile's period and default */
 		pm_prof_set_default_type(p, pm_prof_find_sample_type(p, "delay"));
 		pm_prof_set_period(p, "contentions", "count", 1);
 	}
 }
 
-static void locks_profile_tail(struct session *s, struct pm_profile *p)
+static void locks_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
-	struct locks *st = pm_src_state(s, &pm_src_locks);
+	struct locks *st = ctx->state;
 	char *c;
 
-	if (!pm_src_has_events(s, &pm_src_locks))
-		return;
 	st->still += st->nw;
 	while (st->nw)
 		drop(st, &st->w[st->nw - 1]);
@@ -1015,10 +996,10 @@ static void locks_profile_tail(struct session *s, struct pm_profile *p)
 }
 
 /* contentions and delay; the labels as the CPU's, the thread's and a "mutex" from the pair. */
-static void locks_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+static void locks_profile_stack(struct pm_srcctx *ctx, struct pm_profile *p, const uint64_t *locs,
 				size_t n, const int64_t *v, struct pm_prof_label *lab0, size_t nlab)
 {
-	struct locks *st = pm_src_state(s, &pm_src_locks);
+	struct locks *st = ctx->state;
 	struct pm_prof_label lab[2 + PM_GOR_MAX_LABELS + 4];
 	int64_t val[PM_SES_VALUES_MAX + 4];
 	long ic = pm_prof_find_sample_type(p, "contentions"),
@@ -1053,9 +1034,9 @@ static void locks_profile_stack(struct session *s, struct pm_profile *p, const u
 	pm_prof_add(p, locs, n, val, lab, nlab);
 }
 
-static void locks_end(struct session *s)
+static void locks_end(struct pm_srcctx *ctx)
 {
-	struct locks *st = pm_src_state(s, &pm_src_locks);
+	struct locks *st = ctx->state;
 
 	while (st->nw)
 		drop(st, &st->w[st->nw - 1]);

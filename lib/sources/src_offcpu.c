@@ -8,13 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "session/attach.h"
-#include "session/capture.h"
+#include "base/idtab.h"
 #include "goruntime/goroutine.h"
-#include "symbols/maps.h"
 #include "profile/profile.h"
-#include "session/session.h"
-#include "profile/stacks.h"
+#include "session/srcctx.h"
 
 #define MAX_THREADS 65536 /* threads followed; a switch of one more is counted lost */
 #define EVENT "context-switches"
@@ -58,19 +55,21 @@ struct offcpu {
 	uint64_t unpaired_in, lost, still, bad, nogor, gone;
 };
 
-static struct offcpu *state(struct session *s)
+static struct offcpu *state(struct pm_srcctx *ctx)
 {
-	return pm_src_state(s, &pm_src_offcpu);
+	return ctx->state;
 }
 
-static int offcpu_configure(struct session *s)
+static int offcpu_configure(struct pm_srcctx *ctx)
 {
-	if (!s->cfg->off_cpu)
+	const struct pm_record_cfg *cfg = pm_sc_cfg(ctx);
+
+	if (!cfg->off_cpu)
 		return 0;
-	if (s->cfg->no_callchain && !s->cfg->kernel) {
-		pm_ses_err(s->res, PM_REC_USAGE,
-			   "--off-cpu needs the kernel's callchain: drop --no-callchain (or add "
-			   "--kernel)");
+	if (cfg->no_callchain && !cfg->kernel) {
+		pm_sc_err(ctx, PM_REC_USAGE,
+			  "--off-cpu needs the kernel's callchain: drop --no-callchain (or add "
+			  "--kernel)");
 		return -1;
 	}
 	return 0;
@@ -95,27 +94,27 @@ static bool kernel_allowed(void)
 }
 
 /* One event: context-switches at every switch, in kernel mode (where the switch is). */
-static int offcpu_add_events(struct session *s)
+static int offcpu_add_events(struct pm_srcctx *ctx)
 {
 	struct pm_evt_spec sp;
 	char err[256];
 
-	if (!s->cfg->off_cpu)
+	if (!pm_sc_cfg(ctx)->off_cpu)
 		return 0;
 	if (!kernel_allowed()) {
 		long level = -1;
 
 		pm_read_long("/proc/sys/kernel/perf_event_paranoid", &level);
-		pm_ses_err(s->res, PM_REC_ERR,
-			   "--off-cpu needs samples in the kernel, which it refuses "
-			   "(kernel.perf_event_paranoid=%ld): run as root, grant CAP_PERFMON, or "
-			   "sysctl kernel.perf_event_paranoid=1",
-			   level);
+		pm_sc_err(ctx, PM_REC_ERR,
+			  "--off-cpu needs samples in the kernel, which it refuses "
+			  "(kernel.perf_event_paranoid=%ld): run as root, grant CAP_PERFMON, or "
+			  "sysctl kernel.perf_event_paranoid=1",
+			  level);
 		return -1;
 	}
 	memset(&sp, 0, sizeof(sp));
 	if (pm_evt_parse(EVENT, &sp, err, sizeof(err)) < 0) {
-		pm_ses_err(s->res, PM_REC_ERR, "--off-cpu: %s", err);
+		pm_sc_err(ctx, PM_REC_ERR, "--off-cpu: %s", err);
 		return -1;
 	}
 	sp.period = 1;
@@ -125,9 +124,9 @@ static int offcpu_add_events(struct session *s)
 	sp.ukmods = true;
 	snprintf(sp.value_type, sizeof(sp.value_type), "%s", "off-cpu");
 	snprintf(sp.value_unit, sizeof(sp.value_unit), "%s", "nanoseconds");
-	if (!pm_src_add_event(s, &pm_src_offcpu, &sp, 0)) {
-		pm_ses_err(s->res, PM_REC_USAGE, "--off-cpu: too many events (at most %d with -e)",
-			   PM_EVT_MAX);
+	if (!pm_sc_add_event(ctx, &sp, 0)) {
+		pm_sc_err(ctx, PM_REC_USAGE, "--off-cpu: too many events (at most %d with -e)",
+			  PM_EVT_MAX);
 		return -1;
 	}
 	return 0;
@@ -137,9 +136,9 @@ static int offcpu_add_events(struct session *s)
  * The switch records, and the kernel's callchain whatever --kernel says
  * (the sample is in the scheduler: its registers are the kernel's).
  */
-static void offcpu_adjust_attr(struct session *s, size_t e, struct perf_event_attr *a)
+static void offcpu_adjust_attr(struct pm_srcctx *ctx, size_t e, struct perf_event_attr *a)
 {
-	(void)s;
+	(void)ctx;
 	(void)e;
 	a->context_switch = 1;
 	a->exclude_kernel = 0;
@@ -148,16 +147,16 @@ static void offcpu_adjust_attr(struct session *s, size_t e, struct perf_event_at
 	a->sample_period = 1;
 }
 
-static bool offcpu_claim(struct session *s, size_t e, const char *name)
+static bool offcpu_claim(struct pm_srcctx *ctx, size_t e, const char *name)
 {
-	(void)s;
+	(void)ctx;
 	(void)e;
 	return name && !strcmp(name, EVENT);
 }
 
-static size_t offcpu_nvalues(const struct session *s)
+static size_t offcpu_nvalues(struct pm_srcctx *ctx)
 {
-	(void)s;
+	(void)ctx;
 	return V_N;
 }
 
@@ -185,9 +184,10 @@ static struct thr *thread(struct offcpu *st, pid_t pid, pid_t tid, bool make)
 }
 
 /* A switch-out: the thread's stack and goroutine now, its time at the switch-in. */
-static void offcpu_sample(struct session *s, size_t ev, const struct pm_rec_sample *smp)
+static void offcpu_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_sample *smp)
 {
-	struct offcpu *st = state(s);
+	struct offcpu *st = state(ctx);
+	struct pm_gor *gor;
 	struct pm_walk w;
 	struct thr *t;
 	size_t n;
@@ -198,16 +198,16 @@ static void offcpu_sample(struct session *s, size_t ev, const struct pm_rec_samp
 	t = thread(st, (pid_t)smp->pid, (pid_t)smp->tid, true);
 	if (!t) {
 		st->lost++;
-		if (s->cap)
-			s->keep = 0;
+		pm_sc_keep(ctx, 0);
 		return;
 	}
 	if (t->out) /* its switch-in was lost */
 		st->lost++;
-	pm_ses_walk(s, smp, &w);
-	n = pm_ses_stack_ids(s, smp, &w);
-	pm_reg_check_limits(s->reg, s->stacks, w.status);
-	rc = s->gor && (w.in.regs_valid & (1u << PM_DW_R14)) ? pm_gor_last(s->gor, &sys) : 1;
+	pm_sc_walk(ctx, smp, &w);
+	n = pm_sc_stack_ids(ctx, smp, &w);
+	pm_sc_check_limits(ctx, w.status);
+	gor = pm_sc_gor(ctx);
+	rc = gor && (w.in.regs_valid & (1u << PM_DW_R14)) ? pm_gor_last(gor, &sys) : 1;
 	t->out = true;
 	t->time = smp->time;
 	t->read = 0;
@@ -231,7 +231,7 @@ static void offcpu_sample(struct session *s, size_t ev, const struct pm_rec_samp
 		 */
 		uint64_t now = 0;
 
-		if ((s->replay && !s->mlog) || pm_cap_read(s, w.pid, PM_GOR_CLOCK_ADDR, &now, 8))
+		if (pm_sc_clock(ctx, w.pid, &now))
 			now = UINT64_MAX;
 		t->read = now;
 	}
@@ -243,16 +243,15 @@ static void offcpu_sample(struct session *s, size_t ev, const struct pm_rec_samp
 		t->cap = n;
 		t->ids = xrealloc(t->ids, n * sizeof(*t->ids));
 	}
-	memcpy(t->ids, s->ids, n * sizeof(*t->ids));
+	memcpy(t->ids, pm_sc_ids(ctx), n * sizeof(*t->ids));
 	t->n = n;
 }
 
 /* A switch: out (preempted or not), or in: the time off CPU, counted as its class says. */
-static void offcpu_record(struct session *s, size_t ev, const struct pm_rec *r)
+static void offcpu_record(struct pm_srcctx *ctx, size_t ev, const struct pm_rec *r)
 {
-	struct offcpu *st = state(s);
-	int64_t values[PM_SES_VALUES_MAX];
-	int64_t *v = values + s->val_off[pm_src_index(&pm_src_offcpu)];
+	struct offcpu *st = state(ctx);
+	int64_t v[V_N];
 	struct thr *t;
 	uint64_t d;
 	unsigned c;
@@ -296,36 +295,32 @@ static void offcpu_record(struct session *s, size_t ev, const struct pm_rec *r)
 	st->ns[c] += d;
 	if (c != CL_STACK)
 		return;
-	memset(values, 0, s->nvalues * sizeof(values[0]));
 	v[V_COUNT] = 1;
 	v[V_NS] = d > INT64_MAX ? INT64_MAX : (int64_t)d;
-	s->res->samples++;
-	pm_stacks_add_tagged(s->stacks, (uint32_t)t->pid, (uint32_t)t->tid, t->ids, t->n, values);
+	pm_sc_count_sample(ctx);
+	pm_sc_add_stack(ctx, (uint32_t)t->pid, (uint32_t)t->tid, t->ids, t->n, v);
 }
 
-static uint64_t offcpu_timer(struct session *s, uint64_t now)
+static uint64_t offcpu_timer(struct pm_srcctx *ctx, uint64_t now)
 {
-	return pm_src_has_events(s, &pm_src_offcpu) ? now + TICK_NS : 0;
+	(void)ctx;
+	return now + TICK_NS; /* (off without its event: source.c calls it not) */
 }
 
-static void offcpu_profile_head(struct session *s, struct pm_profile *p)
+static void offcpu_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
-	if (!pm_src_has_events(s, &pm_src_offcpu))
-		return;
 	pm_prof_add_sample_type(p, "off-cpu", "nanoseconds");
-	if (!s->nuser) { /* off-CPU alone: its type is the default */
+	if (!pm_sc_nuser(ctx)) { /* off-CPU alone: its type is the default */
 		pm_prof_set_default_type(p, pm_prof_nsample_types(p) - 1);
 		pm_prof_set_period(p, "off-cpu", "nanoseconds", 1);
 	}
 }
 
-static void offcpu_profile_tail(struct session *s, struct pm_profile *p)
+static void offcpu_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
-	struct offcpu *st = state(s);
+	struct offcpu *st = state(ctx);
 	char *c;
 
-	if (!pm_src_has_events(s, &pm_src_offcpu))
-		return;
 	st->still = 0;
 	for (size_t i = 0; i < st->nthr; i++)
 		st->still += st->thr[i].out;
@@ -348,14 +343,14 @@ static void offcpu_profile_tail(struct session *s, struct pm_profile *p)
 	free(c);
 }
 
-static void offcpu_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+static void offcpu_profile_stack(struct pm_srcctx *ctx, struct pm_profile *p, const uint64_t *locs,
 				 size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
 	int64_t val[PM_SES_VALUES_MAX + 4];
 	long i = pm_prof_find_sample_type(p, "off-cpu");
 	size_t nt = pm_prof_nsample_types(p);
 
-	(void)s;
+	(void)ctx;
 	if (!v[V_COUNT] || i < 0 || nt > PM_ARRAY_SIZE(val))
 		return;
 	memset(val, 0, sizeof(val));
@@ -363,9 +358,9 @@ static void offcpu_profile_stack(struct session *s, struct pm_profile *p, const 
 	pm_prof_add(p, locs, n, val, lab, nlab);
 }
 
-static void offcpu_end(struct session *s)
+static void offcpu_end(struct pm_srcctx *ctx)
 {
-	struct offcpu *st = state(s);
+	struct offcpu *st = state(ctx);
 
 	for (size_t i = 0; i < st->nthr; i++)
 		free(st->thr[i].ids);

@@ -9,15 +9,13 @@
 #include <sys/uio.h>
 #include <time.h>
 
-#include "session/attach.h"
-#include "session/capture.h"
 #include "capture/datafile.h"
 #include "symbols/elfimg.h"
 #include "goruntime/goroutine.h"
 #include "base/idtab.h"
 #include "symbols/maps.h"
 #include "profile/profile.h"
-#include "session/session.h"
+#include "session/srcctx.h"
 #include "capture/snaplog.h"
 #include "profile/stacks.h"
 #include "symbols/symtab.h"
@@ -126,29 +124,31 @@ struct wall {
 	size_t rcap;
 	bool setup;             /* this snapshot found a process's layout (not counted in the rate) */
 	struct pm_slog *slog;   /* --raw and replay: the snapshots' reads (capture.h) */
-	uint64_t pcs[PM_REG_MAX_FRAMES];
+	uint64_t pcs[PM_SC_MAX_FRAMES];
 };
 
-static struct wall *wall_of(const struct session *s)
+static struct wall *wall_of(const struct pm_srcctx *ctx)
 {
-	return pm_src_state(s, &pm_src_wall);
+	return ctx->state;
 }
 
-static int wall_configure(struct session *s)
+static int wall_configure(struct pm_srcctx *ctx)
 {
-	if (!s->cfg->wall_hz)
+	unsigned hz = pm_sc_cfg(ctx)->wall_hz;
+
+	if (!hz)
 		return 0;
-	if (s->cfg->wall_hz > 1000) {
-		pm_ses_err(s->res, PM_REC_USAGE, "invalid --wall rate '%u': must be 1..1000 snapshots a second",
-			   s->cfg->wall_hz);
+	if (hz > 1000) {
+		pm_sc_err(ctx, PM_REC_USAGE,
+			  "invalid --wall rate '%u': must be 1..1000 snapshots a second", hz);
 		return -1;
 	}
 	return 0;
 }
 
-static size_t wall_nvalues(const struct session *s)
+static size_t wall_nvalues(struct pm_srcctx *ctx)
 {
-	return s->cfg && s->cfg->wall_hz ? 1 : 0;
+	return pm_sc_cfg(ctx) && pm_sc_cfg(ctx)->wall_hz ? 1 : 0;
 }
 
 /* ---- the runtime's names of its wait reasons ---- */
@@ -271,7 +271,7 @@ static int64_t bucket_ns(int b)
 }
 
 /* A label set's frame; @age: a running goroutine's CPU sample's, ms (-1 = none). */
-static uint32_t lab_frame(struct session *s, struct wall *w, int state, int reason, int bucket,
+static uint32_t lab_frame(struct pm_srcctx *ctx, struct wall *w, int state, int reason, int bucket,
 			  int age)
 {
 	size_t k = ((size_t)state * (WALL_REASONS + 2) + (size_t)(reason + 1)) * (WALL_BUCKETS + 1) +
@@ -295,22 +295,22 @@ static uint32_t lab_frame(struct session *s, struct wall *w, int state, int reas
 		w->labs[w->nlabs].age = (int16_t)(age >= 0 ? PM_MIN(age, WALL_AGE_MAX) : -1);
 		*slot = (uint32_t)++w->nlabs;
 	}
-	f.map_id = PM_SES_SRC_MAP(pm_src_index(&pm_src_wall));
+	f.map_id = ctx->map;
 	f.is_return = false;
 	f.addr = *slot - 1;
 	f.vaddr = f.addr;
-	return pm_stacks_frame(s->stacks, &f);
+	return pm_stacks_frame(pm_sc_stacks(ctx), &f);
 }
 
-static uint32_t marker_frame(struct session *s, int which)
+static uint32_t marker_frame(struct pm_srcctx *ctx, int which)
 {
 	struct pm_stack_frame f;
 
-	f.map_id = PM_SES_SRC_MAP(pm_src_index(&pm_src_wall));
+	f.map_id = ctx->map;
 	f.is_return = false;
 	f.addr = MARKER_BIT | (uint64_t)which; /* frames are told apart by map and addr */
 	f.vaddr = f.addr;
-	return pm_stacks_frame(s->stacks, &f);
+	return pm_stacks_frame(pm_sc_stacks(ctx), &f);
 }
 
 /*
@@ -321,10 +321,11 @@ static uint32_t marker_frame(struct session *s, int which)
  * the text: Go's own rule, a pc is a return address only past its
  * function's entry
  */
-static size_t frames_of(struct session *s, pid_t pid, const uint64_t *pcs, size_t n, uint32_t *ids)
+static size_t frames_of(struct pm_srcctx *ctx, pid_t pid, const uint64_t *pcs, size_t n,
+			uint32_t *ids)
 {
 	for (size_t i = 0; i < n; i++) {
-		const struct pm_map *m = pm_maps_find(s->maps, pid, pcs[i]);
+		const struct pm_map *m = pm_maps_find(pm_sc_maps(ctx), pid, pcs[i]);
 		struct pm_stack_frame f;
 		struct pm_unw_func fi;
 
@@ -333,7 +334,7 @@ static size_t frames_of(struct session *s, pid_t pid, const uint64_t *pcs, size_
 		f.vaddr = m && m->sym ? (uint64_t)((int64_t)pcs[i] - m->bias) : pcs[i];
 		f.is_return = !(i == 0 && m && m->sym && pm_sym_is_go(m->sym) &&
 				pm_sym_func_info(m->sym, f.vaddr, &fi) == 0 && fi.entry == f.vaddr);
-		ids[i] = pm_stacks_frame(s->stacks, &f);
+		ids[i] = pm_stacks_frame(pm_sc_stacks(ctx), &f);
 	}
 	return n;
 }
@@ -348,10 +349,11 @@ static struct wproc *proc_find(struct wall *w, pid_t pid)
 	return NULL;
 }
 
-void pm_wall_cpu_sample(struct session *s, pid_t pid, uint64_t time, const uint32_t *ids,
+void pm_wall_cpu_sample(struct pm_srcctx *wall, pid_t pid, uint64_t time, const uint32_t *ids,
 			size_t n)
 {
-	struct wall *w = wall_of(s);
+	struct pm_srcctx *ctx = wall;
+	struct wall *w = wall_of(ctx);
 	struct wproc *p;
 	struct wcpu *c;
 	uint64_t gp;
@@ -360,9 +362,9 @@ void pm_wall_cpu_sample(struct session *s, pid_t pid, uint64_t time, const uint3
 
 	/* a process the snapshots read (its layout known), a goroutine alive */
 	if (!w || !w->hz || !n || !(p = proc_find(w, pid)) || p->state != 1 ||
-	    !pm_gor_last_g(s->gor, &gp, &goid))
+	    !pm_gor_last_g(pm_sc_gor(ctx), &gp, &goid))
 		return;
-	n = PM_MIN(n, PM_REG_MAX_FRAMES + 1);
+	n = PM_MIN(n, PM_SC_MAX_FRAMES + 1);
 	if (!pm_idtab_get(&p->cpu_of, gp, &k)) {
 		p->cpu = xrealloc(p->cpu, (p->ncpu + 1) * sizeof(*p->cpu));
 		memset(&p->cpu[p->ncpu], 0, sizeof(*p->cpu));
@@ -403,7 +405,7 @@ static void cpu_drop(struct wproc *p, uint64_t gp)
  * where it was), and not over WALL_AGE_MAX old (*age: how old, ms), else
  * its start function (the root of every goroutine's stack).
  */
-static size_t running_stack(struct session *s, struct wall *w, struct wproc *p,
+static size_t running_stack(struct pm_srcctx *ctx, struct wall *w, struct wproc *p,
 			    const struct went *e, uint64_t gp, const uint8_t *gb, uint64_t now,
 			    uint32_t *ids, int *age)
 {
@@ -428,7 +430,7 @@ static size_t running_stack(struct session *s, struct wall *w, struct wproc *p,
 	if (!spc)
 		return 0;
 	spc++; /* read as a return address: the function itself */
-	return frames_of(s, p->pid, &spc, 1, ids);
+	return frames_of(ctx, p->pid, &spc, 1, ids);
 }
 
 /* ---- snapshots ---- */
@@ -446,7 +448,7 @@ static struct wproc *proc_of(struct wall *w, pid_t pid)
 }
 
 /* The runtime's layout for @pid, from its Go binary's mapping. */
-static bool proc_ready(struct session *s, struct wall *w, struct wproc *p)
+static bool proc_ready(struct pm_srcctx *ctx, struct wall *w, struct wproc *p)
 {
 	const char *path = NULL;
 	uint64_t pcs[8];
@@ -455,21 +457,18 @@ static bool proc_ready(struct session *s, struct wall *w, struct wproc *p)
 	if (p->state)
 		return p->state == 1;
 	/* (--raw: the maps into the capture too; at replay, they are there) */
-	if (!s->replay && !pm_maps_known(s->maps, p->pid)) {
-		if (s->cap)
-			pm_cap_check(s, pm_reg_load_maps(s->reg, p->pid, s->cap));
-		else
-			pm_maps_load_proc(s->maps, p->pid);
+	if (!pm_sc_replay(ctx) && !pm_maps_known(pm_sc_maps(ctx), p->pid)) {
+		pm_sc_load_maps(ctx, p->pid);
 	}
-	for (size_t i = 0; i < pm_maps_count(s->maps) && n < PM_ARRAY_SIZE(pcs); i++) {
-		const struct pm_map *m = pm_maps_at(s->maps, (uint32_t)i);
+	for (size_t i = 0; i < pm_maps_count(pm_sc_maps(ctx)) && n < PM_ARRAY_SIZE(pcs); i++) {
+		const struct pm_map *m = pm_maps_at(pm_sc_maps(ctx), (uint32_t)i);
 
 		if (m && m->pid == p->pid && m->sym && pm_sym_is_go(m->sym))
 			pcs[n++] = m->start;
 	}
 	if (!n)
 		return false; /* not (yet) a Go process: tried again next time */
-	p->l = pm_gor_layout_of(s->gor, s->maps, p->pid, pcs, n, &path);
+	p->l = pm_gor_layout_of(pm_sc_gor(ctx), pm_sc_maps(ctx), p->pid, pcs, n, &path);
 	if (!p->l || !p->l->g_sched_sp || !p->l->g_sched_pc || !p->l->g_status ||
 	    p->l->g_size > WALL_GBUF) {
 		p->state = -1;
@@ -478,7 +477,7 @@ static bool proc_ready(struct session *s, struct wall *w, struct wproc *p)
 		return false;
 	}
 	p->path = path ? xstrdup(path) : NULL;
-	find_names(p, s->replay);
+	find_names(p, pm_sc_replay(ctx));
 	w->setup = true;
 	p->state = 1;
 	return true;
@@ -506,15 +505,13 @@ static int state_of(uint32_t st)
 }
 
 /* The goroutine's sample so far into the profile. */
-static void flush(struct session *s, pid_t pid, struct went *e)
+static void flush(struct pm_srcctx *ctx, pid_t pid, struct went *e)
 {
-	int64_t values[PM_SES_VALUES_MAX];
+	int64_t v = (int64_t)e->accw;
 
 	if (!e->accw || !e->acc)
 		return;
-	memset(values, 0, s->nvalues * sizeof(values[0]));
-	values[s->val_off[pm_src_index(&pm_src_wall)]] = (int64_t)e->accw;
-	pm_stacks_add_tagged(s->stacks, (uint32_t)pid, 0, e->acc, e->nacc, values);
+	pm_sc_add_stack(ctx, (uint32_t)pid, 0, e->acc, e->nacc, &v);
 	e->accw = 0;
 }
 
@@ -549,7 +546,7 @@ static bool same_g(const struct pm_gor_layout *l, const uint8_t *a, const uint8_
  * were read.
  */
 struct wchunk {
-	struct session *s;
+	struct pm_srcctx *ctx;
 	struct wall *w;
 	struct wproc *p;
 	const uint64_t *gs;
@@ -595,7 +592,7 @@ static size_t chunk_read_gs(const struct wchunk *c, size_t *nwalk)
 		r[i].buf = w->gbuf + i * c->gsz;
 		r[i].len = c->gsz;
 	}
-	pm_cap_readv(c->s, c->p->pid, r, c->n);
+	pm_sc_readv(c->ctx, c->p->pid, r, c->n);
 	*nwalk = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		const uint8_t *gb = w->gbuf + i * c->gsz;
@@ -655,21 +652,21 @@ static void chunk_read_stacks(const struct wchunk *c, size_t nwalk)
 		sr[k].buf = w->sbuf + off;
 		off += sr[k].len;
 	}
-	pm_cap_readv(c->s, c->p->pid, sr, nwalk);
+	pm_sc_readv(c->ctx, c->p->pid, sr, nwalk);
 }
 
 /* The goroutine of g @gb, its stack read into @sr: walked from g.sched, its frames into @e. */
 static void walk_stack(const struct wchunk *c, const uint8_t *gb, const struct pm_cap_rd *sr,
 		       struct went *e)
 {
-	struct session *s = c->s;
+	struct pm_srcctx *ctx = c->ctx;
 	struct wall *w = c->w;
 	const struct pm_gor_layout *l = c->p->l;
 	pid_t pid = c->p->pid;
 	struct pm_unw_input in;
 	unsigned status = 0;
 	size_t nf;
-	uint32_t ids[PM_REG_MAX_FRAMES + 1];
+	uint32_t ids[PM_SC_MAX_FRAMES + 1];
 
 	memset(&in, 0, sizeof(in));
 	in.ip = pm_le64(gb + l->g_sched_pc);
@@ -677,16 +674,13 @@ static void walk_stack(const struct wchunk *c, const uint8_t *gb, const struct p
 	in.bp = pm_le64(gb + l->g_sched_bp);
 	in.stack = sr->buf;
 	in.stack_len = sr->len;
-	s->unw_pid = pid; /* past the copy: read as the snapshot's reads are */
-	in.read_mem = pm_cap_unw_read;
-	in.read_arg = s;
-	nf = pm_unw_walk(pm_reg_unwinder(s->reg, pid), &in, w->pcs, PM_REG_MAX_FRAMES, &status);
-	nf = frames_of(s, pid, w->pcs, nf, ids);
+	nf = pm_sc_unwind(ctx, pid, &in, w->pcs, PM_SC_MAX_FRAMES, &status);
+	nf = frames_of(ctx, pid, w->pcs, nf, ids);
 	if (!(status & PM_UNW_COMPLETE)) {
-		ids[nf++] = s->cut_frame;
+		ids[nf++] = pm_sc_cut_frame(ctx);
 		w->cut++;
 	}
-	flush(s, pid, e);
+	flush(ctx, pid, e);
 	free(e->frames);
 	e->frames = xmalloc(nf * sizeof(*ids));
 	memcpy(e->frames, ids, nf * sizeof(*ids));
@@ -719,14 +713,14 @@ static void set_key(struct went *e, const struct pm_gor_layout *l, uint64_t gp, 
  */
 static size_t check_walked(const struct wchunk *c, size_t nwalk, int round)
 {
-	struct session *s = c->s;
+	struct pm_srcctx *ctx = c->ctx;
 	struct wall *w = c->w;
 	const struct pm_gor_layout *l = c->p->l;
 	const struct pm_cap_rd *sr = w->sr, *gr = w->gr;
 	size_t *walk = w->walk;
 	size_t nretry = 0;
 
-	pm_cap_readv(s, c->p->pid, w->gr, nwalk);
+	pm_sc_readv(ctx, c->p->pid, w->gr, nwalk);
 	for (size_t k = 0; k < nwalk; k++) {
 		uint8_t *gb = w->gbuf + walk[k] * c->gsz;
 		struct went *e = &c->ent[walk[k]];
@@ -741,7 +735,7 @@ static size_t check_walked(const struct wchunk *c, size_t nwalk, int round)
 			int ns = gr[k].ok ? state_of((uint32_t)pm_le32(gr[k].buf + l->g_status))
 					  : -1;
 
-			flush(s, c->p->pid, e);
+			flush(ctx, c->p->pid, e);
 			free(e->frames);
 			e->frames = NULL;
 			e->gp = 0;
@@ -775,7 +769,7 @@ static size_t walk_round(const struct wchunk *c, size_t nwalk, int round)
 	struct pm_cap_rd *gr = w->gr;
 
 	chunk_read_stacks(c, nwalk);
-	pm_reg_set_pid(c->s->reg, c->p->pid);
+	pm_sc_lookup_pid(c->ctx, c->p->pid);
 	for (size_t k = 0; k < nwalk; k++) {
 		size_t i = w->walk[k];
 
@@ -838,11 +832,12 @@ static void wait_labels(struct wall *w, const struct wproc *p, const struct went
 static size_t sample_frames(const struct wchunk *c, uint64_t gp, const uint8_t *gb, uint32_t *ids,
 			    size_t nid, size_t cap, int state, int reason, int bucket, int age)
 {
-	struct session *s = c->s;
+	struct pm_srcctx *ctx = c->ctx;
 
-	nid = pm_gor_frames_of(s->gor, s->maps, s->stacks, c->p->pid, gp, gb, c->now, ids, nid,
-			       cap - 1);
-	ids[nid++] = lab_frame(s, c->w, state, reason == -2 ? WALL_PREEMPTED : reason, bucket, age);
+	nid = pm_gor_frames_of(pm_sc_gor(ctx), pm_sc_maps(ctx), pm_sc_stacks(ctx), c->p->pid, gp, gb,
+			       c->now, ids, nid, cap - 1);
+	ids[nid++] =
+		lab_frame(ctx, c->w, state, reason == -2 ? WALL_PREEMPTED : reason, bucket, age);
 	c->w->goroutines++;
 	return nid;
 }
@@ -855,19 +850,17 @@ static size_t sample_frames(const struct wchunk *c, uint64_t gp, const uint8_t *
 static void sample_running(const struct wchunk *c, const struct went *e, uint64_t gp,
 			   const uint8_t *gb)
 {
-	struct session *s = c->s;
-	uint32_t ids[PM_ARRAY_SIZE(s->ids)];
-	int64_t values[PM_SES_VALUES_MAX];
+	struct pm_srcctx *ctx = c->ctx;
+	uint32_t ids[PM_SC_MAX_IDS];
+	int64_t v = (int64_t)c->weight;
 	size_t nid = 0;
 	int age = -1;
 
-	ids[nid++] = marker_frame(s, MK_RUNNING);
-	nid += running_stack(s, c->w, c->p, e, gp, gb, c->now, ids + nid, &age);
+	ids[nid++] = marker_frame(ctx, MK_RUNNING);
+	nid += running_stack(ctx, c->w, c->p, e, gp, gb, c->now, ids + nid, &age);
 	c->w->running++;
 	nid = sample_frames(c, gp, gb, ids, nid, PM_ARRAY_SIZE(ids), ST_RUNNING, -1, -1, age);
-	memset(values, 0, s->nvalues * sizeof(values[0]));
-	values[s->val_off[pm_src_index(&pm_src_wall)]] = (int64_t)c->weight;
-	pm_stacks_add_tagged(s->stacks, (uint32_t)c->p->pid, 0, ids, nid, values);
+	pm_sc_add_stack(ctx, (uint32_t)c->p->pid, 0, ids, nid, &v);
 }
 
 /*
@@ -879,7 +872,7 @@ static void sample_running(const struct wchunk *c, const struct went *e, uint64_
 static void sample_stopped(const struct wchunk *c, struct went *e, uint64_t gp, const uint8_t *gb,
 			   int state, uint64_t lp)
 {
-	uint32_t ids[PM_ARRAY_SIZE(c->s->ids)];
+	uint32_t ids[PM_SC_MAX_IDS];
 	int reason = -1, bucket = -1;
 	size_t nid;
 
@@ -905,7 +898,7 @@ static void sample_stopped(const struct wchunk *c, struct went *e, uint64_t gp, 
 		return;
 	}
 	nid = sample_frames(c, gp, gb, ids, nid, PM_ARRAY_SIZE(ids), state, reason, bucket, -1);
-	flush(c->s, c->p->pid, e);
+	flush(c->ctx, c->p->pid, e);
 	if (e->nacc < nid || !e->acc) {
 		free(e->acc);
 		e->acc = xmalloc(nid * sizeof(*ids));
@@ -931,7 +924,7 @@ static void sample_g(const struct wchunk *c, size_t i)
 	int state = state_of((uint32_t)pm_le32(gb + l->g_status));
 
 	if (state < 0 || goid <= 0) {
-		flush(c->s, c->p->pid, e); /* it exited: its sample is whole */
+		flush(c->ctx, c->p->pid, e); /* it exited: its sample is whole */
 		e->stopped = c->now;
 		if (!e->gone && c->p->live_cpu) /* once, not at every snapshot */
 			cpu_drop(c->p, c->gs[i]);
@@ -947,11 +940,12 @@ static void sample_g(const struct wchunk *c, size_t i)
 }
 
 /* Goroutines gs[0..n) of @p (their entries ent[0..n)): one snapshot's work on them. */
-static size_t snapshot_chunk(struct session *s, struct wall *w, struct wproc *p, const uint64_t *gs,
-			     struct went *ent, size_t n, uint64_t now, uint64_t weight)
+static size_t snapshot_chunk(struct pm_srcctx *ctx, struct wall *w, struct wproc *p,
+			     const uint64_t *gs, struct went *ent, size_t n, uint64_t now,
+			     uint64_t weight)
 {
 	const struct wchunk c = {
-		.s = s,
+		.ctx = ctx,
 		.w = w,
 		.p = p,
 		.gs = gs,
@@ -997,16 +991,16 @@ static void snapshot_read(struct wall *w, struct wproc *p, uint64_t now, bool re
 	p->last_read = now;
 }
 
-static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, uint64_t now)
+static void snapshot_proc(struct pm_srcctx *ctx, struct wall *w, struct wproc *p, uint64_t now)
 {
 	uint64_t *gs = NULL, weight;
 	size_t n = 0, nread = 0;
 
-	if (!proc_ready(s, w, p))
+	if (!proc_ready(ctx, w, p))
 		return;
-	find_names(p, s->replay);
-	pm_gor_pass(s->gor);
-	if (pm_gor_all(s->gor, p->pid, &gs, &n) != 0) {
+	find_names(p, pm_sc_replay(ctx));
+	pm_gor_pass(pm_sc_gor(ctx));
+	if (pm_gor_all(pm_sc_gor(ctx), p->pid, &gs, &n) != 0) {
 		/*
 		 * no goroutine known for this while: the time is counted as
 		 * not read, never added to the next snapshot's states
@@ -1033,7 +1027,7 @@ static void snapshot_proc(struct session *s, struct wall *w, struct wproc *p, ui
 	}
 	/* in chunks: the scratch is bounded (WALL_CHUNK goroutines), whatever their number */
 	for (size_t c0 = 0; c0 < n; c0 += WALL_CHUNK)
-		nread += snapshot_chunk(s, w, p, gs + c0, p->ent + c0,
+		nread += snapshot_chunk(ctx, w, p, gs + c0, p->ent + c0,
 					PM_MIN(WALL_CHUNK, n - c0), now, weight);
 	if (!nread)
 		w->empty++;
@@ -1060,18 +1054,18 @@ static uint64_t thread_cpu_ns(void)
  * time since the previous snapshot, so the wall time adds up whatever the
  * rate.
  */
-static void snapshots(struct session *s, struct wall *w, uint64_t now, const pid_t *pids,
+static void snapshots(struct pm_srcctx *ctx, struct wall *w, uint64_t now, const pid_t *pids,
 		      size_t npids)
 {
 	uint64_t c0, c, iv;
 
 	c0 = thread_cpu_ns();
-	pm_cap_snap_begin(s, &w->slog);
+	pm_sc_snap_begin(ctx, &w->slog);
 	for (size_t i = 0; i < npids; i++)
-		snapshot_proc(s, w, proc_of(w, pids[i]), now);
+		snapshot_proc(ctx, w, proc_of(w, pids[i]), now);
 	c = thread_cpu_ns() - c0;
-	pm_cap_value(s, 0, PM_CAP_KEY_SNAP_CPU, &c, sizeof(c)); /* (the replay's: the live one's) */
-	pm_cap_snap_end(s, PM_DATA_REC_WALL, 0, now, pids, npids);
+	pm_sc_value(ctx, 0, PM_CAP_KEY_SNAP_CPU, &c, sizeof(c)); /* (the replay's: the live one's) */
+	pm_sc_snap_end(ctx, PM_DATA_REC_WALL, 0, now, pids, npids);
 	w->snapshots++;
 	if (w->setup) {
 		w->setup_ns += c;
@@ -1089,9 +1083,9 @@ static void snapshots(struct session *s, struct wall *w, uint64_t now, const pid
 	w->interval = iv;
 }
 
-static uint64_t wall_timer(struct session *s, uint64_t now)
+static uint64_t wall_timer(struct pm_srcctx *ctx, uint64_t now)
 {
-	struct wall *w = wall_of(s);
+	struct wall *w = wall_of(ctx);
 	pid_t pids[PM_DATA_SNAP_MAX_PIDS];
 	size_t n = 0;
 
@@ -1099,36 +1093,37 @@ static uint64_t wall_timer(struct session *s, uint64_t now)
 		return 0;
 	if (now < w->next)
 		return w->next;
-	if (s->attach) {
-		for (size_t i = 0; i < pm_att_nprocs(s) && n < PM_ARRAY_SIZE(pids); i++)
-			pids[n++] = pm_att_pid(s, i);
-	} else if (s->cmd_pid > 0) {
-		pids[n++] = s->cmd_pid;
+	if (pm_sc_attached(ctx)) {
+		for (size_t i = 0; i < pm_sc_nprocs(ctx) && n < PM_ARRAY_SIZE(pids); i++)
+			pids[n++] = pm_sc_pid(ctx, i);
+	} else if (pm_sc_cmd_pid(ctx) > 0) {
+		pids[n++] = pm_sc_cmd_pid(ctx);
 	}
-	snapshots(s, w, now, pids, n);
+	snapshots(ctx, w, now, pids, n);
 	w->next = (w->next && w->next + w->interval > now ? w->next : now) + w->interval;
 	return w->next;
 }
 
-static void wall_snapshot(struct session *s, const struct pm_data_snap *sn)
+static void wall_snapshot(struct pm_srcctx *ctx, const struct pm_data_snap *sn)
 {
-	struct wall *w = wall_of(s);
+	struct wall *w = wall_of(ctx);
 	pid_t pids[PM_DATA_SNAP_MAX_PIDS];
 
 	if (!w || !w->hz)
 		return;
 	for (size_t i = 0; i < sn->npids; i++)
 		pids[i] = (pid_t)pm_le32((const uint8_t *)&sn->pids[i]);
-	snapshots(s, w, sn->time, pids, sn->npids);
+	snapshots(ctx, w, sn->time, pids, sn->npids);
 }
 
-static void wall_begin(struct session *s)
+static void wall_begin(struct pm_srcctx *ctx)
 {
-	struct wall *w = wall_of(s);
+	struct wall *w = wall_of(ctx);
 
-	if (!s->cfg || !s->cfg->wall_hz)
+	if (!pm_sc_cfg(ctx) || !pm_sc_cfg(ctx)->wall_hz)
 		return;
-	w->hz = s->cfg->wall_hz;
+	w->hz = pm_sc_cfg(ctx)->wall_hz;
+	pm_sc_set_on(ctx); /* without events: its timer, snapshots and profile hooks */
 	w->interval = 1000000000ULL / w->hz;
 	w->lab_idx = xcalloc((size_t)ST_N * (WALL_REASONS + 2) * (WALL_BUCKETS + 1), sizeof(uint32_t));
 }
@@ -1140,21 +1135,21 @@ static size_t wall_index_in(struct pm_profile *p)
 	return k < 0 ? 0 : (size_t)k;
 }
 
-static void wall_profile_head(struct session *s, struct pm_profile *p)
+static void wall_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 {
-	struct wall *w = wall_of(s);
+	struct wall *w = wall_of(ctx);
 
 	if (!w->hz)
 		return;
 	for (size_t i = 0; i < w->nprocs; i++) /* every goroutine's sample so far */
 		for (size_t k = 0; k < w->procs[i].nent; k++)
-			flush(s, w->procs[i].pid, &w->procs[i].ent[k]);
+			flush(ctx, w->procs[i].pid, &w->procs[i].ent[k]);
 	pm_prof_add_sample_type(p, "wall", "nanoseconds");
 }
 
-static void wall_profile_tail(struct session *s, struct pm_profile *p)
+static void wall_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
-	struct wall *w = wall_of(s);
+	struct wall *w = wall_of(ctx);
 	char *c;
 	double span = 0;
 	uint64_t cut, most, after = 0;
@@ -1189,7 +1184,7 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 		      (double)w->max_interval / 1e6);
 	pm_prof_add_comment(p, c);
 	free(c);
-	pm_gor_allgs_cut(s->gor, &cut, &most);
+	pm_gor_allgs_cut(pm_sc_gor(ctx), &cut, &most);
 	c = xasprintf("pmuprof record: --wall unknown: %" PRIu64 " snapshots found no list of "
 		      "goroutines (runtime.allgs not readable), %.3f s in no sample; %" PRIu64
 		      " lists read short (a length past the capacity, the limit of %u or the "
@@ -1203,11 +1198,11 @@ static void wall_profile_tail(struct session *s, struct pm_profile *p)
 	free(c);
 }
 
-static uint64_t wall_location(struct session *s, struct pm_profile *p, const struct pm_stack_frame *f)
+static uint64_t wall_location(struct pm_srcctx *ctx, struct pm_profile *p, const struct pm_stack_frame *f)
 {
 	struct pm_prof_line line;
 
-	(void)s;
+	(void)ctx;
 	if (!(f->addr & MARKER_BIT) || (f->addr & ~MARKER_BIT) >= MK_N)
 		return 0; /* a label frame: no location */
 	line.func_id = pm_prof_func(p, marker_name[f->addr & ~MARKER_BIT],
@@ -1216,9 +1211,10 @@ static uint64_t wall_location(struct session *s, struct pm_profile *p, const str
 	return pm_prof_loc(p, 0, 0, &line, 1);
 }
 
-static const char *reason_name(struct wall *w, struct session *s, int reason, char *buf, size_t cap)
+static const char *reason_name(struct wall *w, struct pm_srcctx *ctx, int reason, char *buf,
+			       size_t cap)
 {
-	(void)s;
+	(void)ctx;
 	if (reason == WALL_PREEMPTED)
 		return "preempted";
 	/* the first process's names: one binary in practice */
@@ -1228,18 +1224,18 @@ static const char *reason_name(struct wall *w, struct session *s, int reason, ch
 	return buf;
 }
 
-static size_t wall_stack_labels(struct session *s, const uint32_t *ids, size_t *n,
+static size_t wall_stack_labels(struct pm_srcctx *ctx, const uint32_t *ids, size_t *n,
 				struct pm_prof_label *out, size_t max)
 {
-	struct wall *w = wall_of(s);
+	struct wall *w = wall_of(ctx);
 	const struct pm_stack_frame *f;
 	const struct wlab *lb;
 	size_t k = 0;
 
 	if (!w->hz || !*n || max < 3)
 		return 0;
-	f = pm_stacks_frame_at(s->stacks, ids[*n - 1]);
-	if (!f || f->map_id != PM_SES_SRC_MAP(pm_src_index(&pm_src_wall)) ||
+	f = pm_stacks_frame_at(pm_sc_stacks(ctx), ids[*n - 1]);
+	if (!f || f->map_id != ctx->map ||
 	    (f->addr & MARKER_BIT) || f->addr >= w->nlabs)
 		return 0;
 	(*n)--;
@@ -1251,7 +1247,7 @@ static size_t wall_stack_labels(struct session *s, const uint32_t *ids, size_t *
 		static char buf[32];
 
 		out[k].key = "wait_reason";
-		out[k++].str = reason_name(w, s, lb->reason, buf, sizeof(buf));
+		out[k++].str = reason_name(w, ctx, lb->reason, buf, sizeof(buf));
 	}
 	if (lb->bucket >= 0) {
 		out[k].key = "parked";
@@ -1266,21 +1262,21 @@ static size_t wall_stack_labels(struct session *s, const uint32_t *ids, size_t *
 	return k;
 }
 
-static void wall_profile_stack(struct session *s, struct pm_profile *p, const uint64_t *locs,
+static void wall_profile_stack(struct pm_srcctx *ctx, struct pm_profile *p, const uint64_t *locs,
 			       size_t n, const int64_t *v, struct pm_prof_label *lab, size_t nlab)
 {
 	int64_t val[1 + PM_EVT_MAX + 16]; /* every source's sample types (alloc's too), zero */
 
-	if (!wall_of(s)->hz || !v[0] || pm_prof_nsample_types(p) > PM_ARRAY_SIZE(val))
+	if (!wall_of(ctx)->hz || !v[0] || pm_prof_nsample_types(p) > PM_ARRAY_SIZE(val))
 		return;
 	memset(val, 0, sizeof(val));
 	val[wall_index_in(p)] = v[0];
 	pm_prof_add(p, locs, n, val, lab, nlab);
 }
 
-static void wall_end(struct session *s)
+static void wall_end(struct pm_srcctx *ctx)
 {
-	struct wall *w = wall_of(s);
+	struct wall *w = wall_of(ctx);
 
 	if (!w)
 		return;

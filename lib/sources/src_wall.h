@@ -21,7 +21,7 @@
 
 #include "session/source.h"
 
-struct session;
+struct pm_srcctx;
 
 extern const struct pm_source pm_src_wall;
 
@@ -29,9 +29,9 @@ extern const struct pm_source pm_src_wall;
  * src_cpu's hook: a CPU sample of @pid at @time (the events' clock), its
  * user frames @ids[0..n) leaf first; kept, with the goroutine the sample
  * found (pm_gor_last_g()), as that goroutine's latest.  Nothing without
- * --wall.
+ * --wall.  @wall: the wall source's context (pm_sc_peer()).
  */
-void pm_wall_cpu_sample(struct session *s, pid_t pid, uint64_t time, const uint32_t *ids,
+void pm_wall_cpu_sample(struct pm_srcctx *wall, pid_t pid, uint64_t time, const uint32_t *ids,
 			size_t n);
 
 struct pm_elf;
