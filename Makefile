@@ -51,7 +51,15 @@ Q = @
 endif
 
 LIB_SRCS  = $(wildcard lib/*/*.c)
-LIB_OBJS  = $(LIB_SRCS:%.c=$(O)/%.o) $(O)/gen/profile.pb-c.o
+# OTLP's profiles messages (proto/opentelemetry/README.md), compiled as
+# profile.proto is; lib/agent/otlp.c builds its requests with them
+OTLP_PROTOS = $(addprefix proto/opentelemetry/proto/,common/v1/common.proto \
+	      resource/v1/resource.proto profiles/v1development/profiles.proto \
+	      collector/profiles/v1development/profiles_service.proto)
+OTLP_GEN_C  = $(OTLP_PROTOS:proto/%.proto=$(O)/gen/%.pb-c.c)
+OTLP_GEN_H  = $(OTLP_PROTOS:proto/%.proto=$(O)/gen/%.pb-c.h)
+GEN_H     = $(O)/gen/profile.pb-c.h $(OTLP_GEN_H)
+LIB_OBJS  = $(LIB_SRCS:%.c=$(O)/%.o) $(O)/gen/profile.pb-c.o $(OTLP_GEN_C:%.c=%.o)
 CMD_SRCS  = $(wildcard cmd/*.c)
 CMD_OBJS  = $(CMD_SRCS:%.c=$(O)/%.o)
 UNIT_SRCS = $(wildcard tests/unit/test-*.c)
@@ -85,6 +93,11 @@ $(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h &: proto/profile.proto
 	@echo "  PROTOC  $<"
 	$(Q)protoc-c --proto_path=proto --c_out=$(O)/gen $<
 
+$(OTLP_GEN_C) $(OTLP_GEN_H) &: $(OTLP_PROTOS)
+	@mkdir -p $(O)/gen
+	@echo "  PROTOC  proto/opentelemetry"
+	$(Q)protoc-c --proto_path=proto --c_out=$(O)/gen $(OTLP_PROTOS)
+
 # The flame-graph page's own script and style, embedded as C strings.
 $(O)/gen/flame-assets.h: web/flame.js web/flame.css scripts/embed.sh
 	@mkdir -p $(O)/gen
@@ -94,11 +107,11 @@ $(O)/gen/flame-assets.h: web/flame.js web/flame.css scripts/embed.sh
 $(O)/lib/output/html.o: $(O)/gen/flame-assets.h
 
 # Generated code: no -Werror, it is not ours.
-$(O)/gen/profile.pb-c.o: $(O)/gen/profile.pb-c.c
+$(O)/gen/%.pb-c.o: $(O)/gen/%.pb-c.c $(GEN_H)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(BASE_CFLAGS) -w -c -o $@ $<
 
-$(O)/%.o: %.c $(O)/gen/profile.pb-c.h
+$(O)/%.o: %.c $(GEN_H)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -DPMUPROF_VERSION='"$(VERSION)"' -MMD -MP -c -o $@ $<
@@ -152,7 +165,7 @@ $(O)/lint/%.sc: % .shellcheckrc $(wildcard tests/e2e/lib*.sh)
 
 lint-c: $(TIDY_STAMPS)
 
-$(O)/lint/%.tidy: %.c .clang-tidy $(wildcard lib/*/*.h cmd/*.h) $(O)/gen/profile.pb-c.h $(O)/gen/flame-assets.h
+$(O)/lint/%.tidy: %.c .clang-tidy $(wildcard lib/*/*.h cmd/*.h) $(GEN_H) $(O)/gen/flame-assets.h
 	@mkdir -p $(dir $@)
 	@echo "  TIDY    $<"
 	$(Q)$(CLANG_TIDY) --quiet $< -- $(BASE_CFLAGS) -DPMUPROF_VERSION='"$(VERSION)"' 2>$@.err || \

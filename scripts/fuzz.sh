@@ -27,6 +27,12 @@ if ! command -v "$CC" >/dev/null 2>&1; then
 fi
 mkdir -p "$O/obj" "$O/gen" "$O/corpus"
 [ -f "$O/gen/profile.pb-c.c" ] || protoc-c --proto_path=proto --c_out=$O/gen proto/profile.proto
+# OTLP's messages (lib/agent/otlp.c), as the Makefile compiles them
+otlp_protos=$(find proto/opentelemetry -name '*.proto' | sort)
+otlp_gen=$(printf '%s\n' $otlp_protos | sed "s|^proto/|$O/gen/|; s|\.proto\$|.pb-c.c|")
+for f in $otlp_gen; do
+	[ -f "$f" ] || { protoc-c --proto_path=proto --c_out=$O/gen $otlp_protos; break; }
+done
 # the flame-graph page's script and style, as the Makefile embeds them (lib/output/html.c)
 if [ ! -f "$O/gen/flame-assets.h" ] || [ web/flame.js -nt "$O/gen/flame-assets.h" ] ||
 	[ web/flame.css -nt "$O/gen/flame-assets.h" ]; then
@@ -41,7 +47,7 @@ newest_h=$(ls -t lib/*/*.h | head -1)
 # (on every CPU: the suite's own time)
 jobs=$(nproc 2>/dev/null || echo 2)
 todo=
-for src in lib/*/*.c $O/gen/profile.pb-c.c; do
+for src in lib/*/*.c $O/gen/profile.pb-c.c $otlp_gen; do
 	obj=$O/obj/$(basename "$src" .c).o
 	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$newest_h" -nt "$obj" ]; then
 		todo="$todo $src"
