@@ -25,7 +25,8 @@ endif
 
 PKGS     = libelf libdw libprotobuf-c zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS)) -lm
+# -pthread: the agent's spool has a lock (its pusher runs in a thread of its own)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS)) -lm -pthread
 
 WARN = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
        -Wmissing-prototypes -Wold-style-definition -Wwrite-strings -Wundef \
