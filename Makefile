@@ -23,9 +23,9 @@ else
 O       ?= build/san
 endif
 
-PKGS     = libelf libdw libprotobuf-c zlib
+PKGS     = libelf libdw libprotobuf-c zlib libcurl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-# -pthread: the agent's spool has a lock (its pusher runs in a thread of its own)
+# -pthread: the agent's pusher runs in a thread of its own (lib/agent/push.h)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS)) -lm -pthread
 
 WARN = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
