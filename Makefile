@@ -23,9 +23,10 @@ else
 O       ?= build/san
 endif
 
-PKGS     = libelf libdw libprotobuf-c zlib
+PKGS     = libelf libdw libprotobuf-c zlib libcurl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS)) -lm
+# -pthread: the agent's pusher runs in a thread of its own (lib/agent/push.h)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS)) -lm -pthread
 
 WARN = -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes \
        -Wmissing-prototypes -Wold-style-definition -Wwrite-strings -Wundef \

@@ -18,13 +18,15 @@ if [ "${1:-}" = --list ]; then
 	shift
 fi
 
-BUILD="build-essential pkg-config libelf-dev libdw-dev zlib1g-dev
+# libcurl4-openssl-dev: the agent's pushes to its backends (lib/agent/push.c)
+BUILD="build-essential pkg-config libelf-dev libdw-dev zlib1g-dev libcurl4-openssl-dev
        libprotobuf-c-dev protobuf-c-compiler scdoc golang-1.19-go"
 LINT="shellcheck clang-tidy mandoc"
 # clang and its runtimes: the fuzz targets (libFuzzer); time: /usr/bin/time;
 # wrk and prometheus: the real-server tests; chromium: the flame-graph
 # page's tests drive it headless (puppeteer-core); python3: the tests'
-# helpers (the backends' read-back, tests/e2e/backend-read.py)
+# helpers (the backends' read-back, tests/e2e/backend-read.py; the push
+# tests' HTTP server, tests/e2e/httpsink.py)
 TEST="$LINT clang libclang-rt-14-dev linux-perf valgrind time wrk prometheus chromium python3"
 
 case ${1:-all} in
