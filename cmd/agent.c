@@ -18,7 +18,6 @@ enum {
 	OPT_OTLP, OPT_PYROSCOPE, OPT_DIR, OPT_DIR_MAX, OPT_SCAN,
 };
 
-#define DEFAULT_SPOOL "/var/lib/pmuprof/spool"
 #define DEFAULT_SPOOL_MAX_MB 64
 #define DEFAULT_DIR_MAX_MB 1024
 
@@ -46,7 +45,7 @@ static const struct pm_opt agent_opts[] = {
 	{ OPT_PYROSCOPE, "pyroscope", "URL", "push pprof to a Pyroscope server (http://HOST:4040)" },
 	{ OPT_DIR, "dir", "DIR", "write a pprof file per process per interval into DIR" },
 	{ OPT_DIR_MAX, "dir-max", "MB", "--dir: at most MB megabytes, the oldest files removed first (default 1024)" },
-	{ OPT_SPOOL, "spool", "DIR", "intervals not yet pushed wait here, across restarts (default " DEFAULT_SPOOL ")" },
+	{ OPT_SPOOL, "spool", "DIR", "intervals not yet pushed wait here, across restarts (default /var/lib/pmuprof/spool; not root: $TMPDIR/pmuprof-spool-UID)" },
 	{ OPT_SPOOL_MAX, "spool-max", "MB", "the spool's bound: the oldest intervals dropped first, counted (default 64)" },
 	{ 'v', "verbose", NULL, "one line per process and per interval" },
 	{ 'h', "help", NULL, "show this help" },
@@ -186,7 +185,6 @@ static void defaults(struct aopts *a)
 
 	memset(a, 0, sizeof(*a));
 	c->interval = PM_AGENT_DEFAULT_INTERVAL;
-	c->spool = DEFAULT_SPOOL;
 	c->spool_max = (uint64_t)DEFAULT_SPOOL_MAX_MB << 20;
 	c->dir_max = (uint64_t)DEFAULT_DIR_MAX_MB << 20;
 	c->rec.stack_size = PM_RECORD_DEFAULT_STACK;

@@ -1,13 +1,16 @@
 /*
  * agent: the supervisor of `pmuprof agent` (agent.h): finds the Go
- * processes, starts a recording child for each, a sender child for the
- * spool, and at the end stops them in order (the recorders flush their
- * last interval into the spool, then the sender pushes what it can).
+ * processes, starts a recording child for each, reads their intervals
+ * from their pipes into the spool, which the push thread empties; at the
+ * end stops them in order (the recordings' last intervals read, then the
+ * pushes' last pass).
  */
 #include "agent/agent.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/otlp.h"
+#include "agent/push.h"
 #include "agent/sink.h"
+#include "agent/spool.h"
 #include "base/util.h"
 #include "profile/pprof.h"
 #include "profile/profile.h"
@@ -24,14 +30,16 @@
 #define TICK_MS 100
 #define IDLE_MS 1000 /* a recording's longest sleep: at 19 Hz its rings' watermarks wake it */
 #define STOP_WAIT_NS 15000000000ULL /* the recorders' last intervals, at most */
-#define SENDER_WAIT_NS 20000000000ULL /* the sender's last pass, at most */
+#define FLUSH_MS 20000 /* the pushes' last pass at the stop, at most */
 
 /* A recording child: its target, by pid and start time. */
 struct kid {
 	pid_t kid, target;
 	uint64_t start;
 	struct pm_agent_meta meta;
-	bool stopping;
+	bool stopping, exited;
+	int status;
+	struct pm_sink_rx *rx; /* its intervals; NULL once the pipe ended */
 };
 
 struct agent {
@@ -42,8 +50,11 @@ struct agent {
 	/* targets given up on (their recording failed): not started again */
 	struct pm_disc_proc *failed;
 	size_t nfailed, capfailed;
-	pid_t sender;
-	uint64_t started, intervals_seen;
+	struct pm_spool *spool;
+	struct pm_push *push;
+	unsigned nbackends;
+	const char *names[3]; /* the backends', in the spool's order */
+	uint64_t started, intervals, corrupt;
 };
 
 /* ---- filters ---- */
@@ -153,7 +164,7 @@ static int read_filter_file(const char *path, struct pm_disc_filter *f, char *er
 struct rec_ctx {
 	const struct pm_agent_cfg *cfg;
 	struct pm_agent_meta meta;
-	struct pm_sink *sink;
+	int fd; /* the pipe to the agent */
 };
 
 /* The interval's samples: the sum of its first value (a count where there are samples). */
@@ -181,15 +192,15 @@ static void on_interval(void *arg, struct pm_profile *prof, uint64_t start, uint
 	c->meta.duration_ns = dur;
 	rc = pm_pprof_encode(prof, &buf, &len);
 	if (rc == 0)
-		rc = pm_sink_put(c->sink, &c->meta, buf, len, err, sizeof(err));
-	else
+		rc = pm_sink_send(c->fd, &c->meta, buf, len);
+	if (rc)
 		pm_seterr(err, sizeof(err), "%s", strerror(-rc));
 	if (rc)
 		pm_warn("agent: process %d (%s): interval %" PRIu64 " lost: %s", (int)c->meta.pid,
 			c->meta.service, c->meta.seq, err);
 	else if (c->cfg->verbose)
 		pm_info("agent: process %d (%s): interval %" PRIu64 ", %.1f s, %" PRId64 " %s, "
-			"%zu bytes spooled%s",
+			"%zu bytes%s",
 			(int)c->meta.pid, c->meta.service, c->meta.seq, (double)dur / 1e9, n,
 			pm_prof_nsample_types(prof) ? pm_prof_sample_type(prof, 0)->type : "samples", len,
 			last ? " (its last)" : "");
@@ -199,18 +210,13 @@ static void on_interval(void *arg, struct pm_profile *prof, uint64_t start, uint
 }
 
 /* The child's life: record its target, interval by interval, until stopped or it exits. */
-static PM_NORETURN void recorder_main(const struct pm_agent_cfg *cfg, const struct pm_disc_proc *p)
+static PM_NORETURN void recorder_main(const struct pm_agent_cfg *cfg, const struct pm_disc_proc *p,
+					int fd)
 {
 	struct pm_record_cfg rc = cfg->rec;
 	struct pm_record_result res;
-	struct rec_ctx c = { .cfg = cfg, .meta = p->meta };
-	char err[256];
+	struct rec_ctx c = { .cfg = cfg, .meta = p->meta, .fd = fd };
 
-	c.sink = pm_sink_open_put(cfg, err, sizeof(err));
-	if (!c.sink) {
-		pm_error("agent: process %d: %s", (int)p->pid, err);
-		_exit(1);
-	}
 	rc.pids = &p->pid;
 	rc.npids = 1;
 	rc.tids = NULL;
@@ -227,7 +233,7 @@ static PM_NORETURN void recorder_main(const struct pm_agent_cfg *cfg, const stru
 	pm_record_run(&rc, &res);
 	if (res.err && cfg->verbose)
 		pm_warn("agent: process %d (%s): %s", (int)p->pid, p->meta.service, res.msg);
-	pm_sink_close(c.sink);
+	close(fd);
 	_exit(res.err ? 1 : 0);
 }
 
@@ -246,17 +252,31 @@ static bool known(const struct agent *a, const struct pm_disc_proc *p)
 
 static void start_recorder(struct agent *a, const struct pm_disc_proc *p)
 {
-	pid_t kid = fork();
+	int fds[2];
+	pid_t kid;
 
-	if (kid == 0)
-		recorder_main(a->cfg, p);
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		pm_warn("agent: process %d: cannot make a pipe: %s", (int)p->pid, strerror(errno));
+		return;
+	}
+	kid = fork();
+	if (kid == 0) {
+		/* (the other children's pipes are close-on-exec, but there is no exec: closed here) */
+		for (size_t i = 0; i < a->nkids; i++)
+			if (a->kids[i].rx)
+				close(pm_sink_rx_fd(a->kids[i].rx));
+		close(fds[0]);
+		recorder_main(a->cfg, p, fds[1]);
+	}
+	close(fds[1]);
 	if (kid < 0) {
+		close(fds[0]);
 		pm_warn("agent: process %d: cannot fork: %s", (int)p->pid, strerror(errno));
 		return;
 	}
 	PM_GROW(a->kids, a->capkids, a->nkids + 1);
 	a->kids[a->nkids++] = (struct kid){ .kid = kid, .target = p->pid, .start = p->start,
-					     .meta = p->meta };
+					     .meta = p->meta, .rx = pm_sink_rx_new(fds[0]) };
 	if (a->cfg->verbose)
 		pm_info("agent: recording process %d (%s, %s)", (int)p->pid, p->meta.service,
 			p->meta.exe_path);
@@ -290,45 +310,80 @@ static void scan(struct agent *a, bool drop_unmatched)
 	free(v);
 }
 
-/* Children that ended: forgotten (a failed recording's target remembered, not retried). */
+/* A kid done: exited and its pipe read to the end.  Forgotten (a failure's target remembered). */
+static void forget(struct agent *a, size_t i)
+{
+	struct kid *k = &a->kids[i];
+	bool ok = WIFEXITED(k->status) && WEXITSTATUS(k->status) == 0;
+
+	if (!ok && !k->stopping) { /* its recording failed: not tried again */
+		PM_GROW(a->failed, a->capfailed, a->nfailed + 1);
+		a->failed[a->nfailed++] = (struct pm_disc_proc){ .pid = k->target, .start = k->start };
+	}
+	if (a->cfg->verbose)
+		pm_info("agent: process %d (%s): recording ended%s", (int)k->target, k->meta.service,
+			ok ? "" : " (failed)");
+	*k = a->kids[--a->nkids];
+}
+
+/* Children that exited: marked; those whose pipes ended too, forgotten. */
 static void reap(struct agent *a)
 {
 	int status;
 	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (pid == a->sender) {
-			a->sender = 0;
-			continue;
-		}
-		for (size_t i = 0; i < a->nkids; i++) {
-			struct kid *k = &a->kids[i];
-
-			if (k->kid != pid)
-				continue;
-			if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) && !k->stopping) {
-				PM_GROW(a->failed, a->capfailed, a->nfailed + 1);
-				a->failed[a->nfailed++] = (struct pm_disc_proc){ .pid = k->target,
-										  .start = k->start };
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		for (size_t i = 0; i < a->nkids; i++)
+			if (a->kids[i].kid == pid) {
+				a->kids[i].exited = true;
+				a->kids[i].status = status;
 			}
-			if (a->cfg->verbose)
-				pm_info("agent: process %d (%s): recording ended", (int)k->target,
-					k->meta.service);
-			*k = a->kids[--a->nkids];
-			break;
-		}
-	}
+	for (size_t i = a->nkids; i-- > 0;)
+		if (a->kids[i].exited && !a->kids[i].rx)
+			forget(a, i);
 }
 
-static void start_sender(struct agent *a)
+/* A child's interval, complete: into the spool, and the pushes told. */
+static void on_frame(void *arg, const struct pm_agent_meta *m, const uint8_t *pprof, size_t len)
 {
-	pid_t pid = fork();
+	struct agent *a = arg;
+	char err[256];
 
-	if (pid == 0)
-		_exit(pm_sink_sender_main(a->cfg) ? 1 : 0);
-	if (pid < 0)
-		pm_warn("agent: cannot fork the sender: %s", strerror(errno));
-	a->sender = pid > 0 ? pid : 0;
+	if (pm_spool_put(a->spool, m, pprof, len, err, sizeof(err)))
+		pm_warn("agent: process %d (%s): interval %" PRIu64 " not spooled: %s", (int)m->pid,
+			m->service, m->seq, err);
+	else
+		a->intervals++;
+	if (a->push)
+		pm_push_kick(a->push);
+}
+
+/* Wait at most @ms for the children's pipes, and read what they hold. */
+static void read_pipes(struct agent *a, int ms)
+{
+	struct pollfd *pfd = xcalloc(a->nkids ? a->nkids : 1, sizeof(*pfd));
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->nkids; i++)
+		if (a->kids[i].rx)
+			pfd[n++] = (struct pollfd){ .fd = pm_sink_rx_fd(a->kids[i].rx), .events = POLLIN };
+	if (poll(pfd, n, ms) > 0)
+		for (size_t i = 0; i < a->nkids; i++) {
+			struct kid *k = &a->kids[i];
+			bool corrupt = false;
+
+			if (!k->rx || pm_sink_rx_read(k->rx, on_frame, a, &corrupt))
+				continue;
+			if (corrupt) {
+				a->corrupt++;
+				pm_warn("agent: process %d (%s): its recording sent a corrupt interval: "
+					"stopped", (int)k->target, k->meta.service);
+				kill(k->kid, SIGKILL);
+			}
+			pm_sink_rx_free(k->rx);
+			k->rx = NULL;
+		}
+	free(pfd);
 }
 
 /* SIGHUP: the filter file read again; the options' filters stay when it fails. */
@@ -350,34 +405,97 @@ static void reload(struct agent *a)
 	scan(a, true);
 }
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Signal the children in @which, and wait for them, at most @wait_ns. */
-static void stop_children(struct agent *a, bool recorders, uint64_t wait_ns)
+/* Stop every recording: its last interval read, at most STOP_WAIT_NS; then killed. */
+static void stop_recorders(struct agent *a)
 {
 	uint64_t t0 = pm_now_ns();
 
-	if (recorders)
-		for (size_t i = 0; i < a->nkids; i++)
-			kill(a->kids[i].kid, SIGTERM);
-	else if (a->sender)
-		kill(a->sender, SIGTERM);
-	while ((recorders ? a->nkids > 0 : a->sender > 0) && pm_now_ns() - t0 < wait_ns) {
-		sleep_ms(20);
+	for (size_t i = 0; i < a->nkids; i++) {
+		kill(a->kids[i].kid, SIGTERM);
+		a->kids[i].stopping = true;
+	}
+	while (a->nkids && pm_now_ns() - t0 < STOP_WAIT_NS) {
+		read_pipes(a, 20);
 		reap(a);
 	}
-	if (recorders)
-		for (size_t i = 0; i < a->nkids; i++)
-			kill(a->kids[i].kid, SIGKILL);
-	else if (a->sender)
-		kill(a->sender, SIGKILL);
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	for (size_t i = 0; i < a->nkids; i++)
+		kill(a->kids[i].kid, SIGKILL);
+	while (a->nkids) {
+		read_pipes(a, 20);
+		reap(a);
+	}
+}
+
+/* push.h's encoder of the OTLP backend: one interval, one request. */
+static int otlp_encode(const struct pm_agent_meta *m, const uint8_t *pprof, size_t len,
+		       uint8_t **body, size_t *blen, char *err, size_t errlen)
+{
+	struct pm_otlp_item it = { .pprof = pprof, .len = len, .meta = m };
+
+	return pm_otlp_request(&it, 1, body, blen, err, errlen);
+}
+
+/* The backends the options name, in the spool's order. */
+static unsigned backends(const struct pm_agent_cfg *cfg, struct pm_push_backend *b,
+			 const char **names)
+{
+	unsigned n = 0;
+
+	if (cfg->otlp)
+		b[n++] = (struct pm_push_backend){ .kind = PM_PUSH_OTLP, .target = cfg->otlp,
+						   .encode = otlp_encode };
+	if (cfg->pyroscope)
+		b[n++] = (struct pm_push_backend){ .kind = PM_PUSH_PYROSCOPE, .target = cfg->pyroscope };
+	if (cfg->dir)
+		b[n++] = (struct pm_push_backend){ .kind = PM_PUSH_DIR, .target = cfg->dir,
+						   .dir_max = cfg->dir_max };
+	for (unsigned i = 0; i < n; i++)
+		names[i] = pm_push_name(b[i].kind);
+	return n;
+}
+
+/* The spool opened (resumed), the pushes started. */
+static int open_backends(struct agent *a, char *err, size_t errlen)
+{
+	const struct pm_agent_cfg *cfg = a->cfg;
+	struct pm_push_backend b[3];
+	char dir[4096];
+	const char *spool = cfg->spool ? cfg->spool : pm_spool_default_dir(dir, sizeof(dir));
+	struct pm_spool_stats st;
+
+	a->nbackends = backends(cfg, b, a->names);
+	if (pm_spool_open(&a->spool, spool, cfg->spool_max, a->names, a->nbackends, err, errlen))
+		return -1;
+	pm_spool_get_stats(a->spool, &st);
+	if (st.resumed || st.torn || st.bad)
+		pm_info("agent: spool %s: %" PRIu64 " intervals resumed, %" PRIu64 " torn and %" PRIu64
+			" unreadable removed", spool, st.resumed, st.torn, st.bad);
+	if (pm_push_new(&a->push, a->spool, b, a->nbackends, NULL, err, errlen) ||
+	    pm_push_start(a->push)) {
+		if (!*err)
+			pm_seterr(err, errlen, "cannot start the pushes");
+		return -1;
+	}
+	return 0;
+}
+
+/* The figures at the end: one line, and one per backend. */
+static void summary(const struct agent *a)
+{
+	struct pm_spool_stats st;
+
+	pm_spool_get_stats(a->spool, &st);
+	pm_info("agent: %" PRIu64 " intervals; %" PRIu64 " left in the spool, %" PRIu64
+		" dropped by its bound%s",
+		a->intervals, st.pending, st.dropped, a->corrupt ? "; corrupt intervals" : "");
+	for (unsigned i = 0; i < a->nbackends; i++) {
+		struct pm_push_stats ps;
+
+		pm_push_get_stats(a->push, i, &ps);
+		pm_info("agent: %s: %" PRIu64 " intervals pushed, %" PRIu64 " refused, %" PRIu64
+			" retries", a->names[i], ps.sent,
+			ps.dropped, ps.retries);
+	}
 }
 
 static int setup(struct agent *a, const struct pm_agent_cfg *cfg, char *err, size_t errlen)
@@ -386,14 +504,14 @@ static int setup(struct agent *a, const struct pm_agent_cfg *cfg, char *err, siz
 
 	memset(a, 0, sizeof(*a));
 	a->cfg = cfg;
-	if (pm_sink_check(cfg, err, errlen))
+	if (cfg->filter_file) {
+		if (read_filter_file(cfg->filter_file, &f, err, errlen))
+			return -1;
+	}
+	if (open_backends(a, err, errlen))
 		return -1;
 	a->disc = pm_disc_new("/proc");
 	if (cfg->filter_file) {
-		if (read_filter_file(cfg->filter_file, &f, err, errlen)) {
-			pm_disc_free(a->disc);
-			return -1;
-		}
 		pm_disc_set_filter(a->disc, &f);
 		pm_agent_filter_free(&f);
 	} else {
@@ -403,14 +521,28 @@ static int setup(struct agent *a, const struct pm_agent_cfg *cfg, char *err, siz
 	return 0;
 }
 
+static void teardown(struct agent *a)
+{
+	if (a->push)
+		pm_push_stop(a->push, FLUSH_MS);
+	if (a->spool && a->push && a->cfg->verbose >= 0)
+		summary(a);
+	pm_push_free(a->push);
+	pm_spool_close(a->spool);
+	pm_disc_free(a->disc);
+	free(a->kids);
+	free(a->failed);
+}
+
 int pm_agent_run(const struct pm_agent_cfg *cfg, char *err, size_t errlen)
 {
 	struct agent a;
 	uint64_t last_scan = 0, scan_ns = (uint64_t)((cfg->scan > 0 ? cfg->scan : 1.0) * 1e9);
 
-	if (setup(&a, cfg, err, errlen))
+	if (setup(&a, cfg, err, errlen)) {
+		teardown(&a);
 		return -1;
-	start_sender(&a);
+	}
 	while (!(cfg->stop && *cfg->stop)) {
 		uint64_t now = pm_now_ns();
 
@@ -425,14 +557,9 @@ int pm_agent_run(const struct pm_agent_cfg *cfg, char *err, size_t errlen)
 			scan(&a, false);
 			last_scan = now;
 		}
-		if (!a.sender)
-			start_sender(&a);
-		sleep_ms(TICK_MS);
+		read_pipes(&a, TICK_MS);
 	}
-	stop_children(&a, true, STOP_WAIT_NS);
-	stop_children(&a, false, SENDER_WAIT_NS);
-	pm_disc_free(a.disc);
-	free(a.kids);
-	free(a.failed);
+	stop_recorders(&a);
+	teardown(&a);
 	return 0;
 }

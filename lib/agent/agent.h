@@ -1,14 +1,14 @@
 /*
  * agent: `pmuprof agent`, always on: the host's Go processes (discover.h)
  * each recorded by a child process of its own (record.h, attached, cut in
- * intervals), every interval's profile put in the spool with its resource
- * (meta.h), and a sender process pushing the spool to the backends.
+ * intervals) that sends each interval's profile over a pipe (sink.h);
+ * the agent puts it in the spool with its resource (meta.h, spool.h),
+ * which a thread of its own pushes to the backends (push.h).
  *
- * Processes, not threads: a recording that a hostile target makes fail
- * ends its own child alone; each child's memory is its own and given back
- * whole when its target exits.  The spool on disk is the one thing the
- * children and the sender share, so that a restart of the agent loses
- * nothing the spool holds.
+ * Processes, not threads, for the recordings: one that a hostile target
+ * makes fail ends its own child alone; each child's memory is its own and
+ * given back whole when its target exits.  The agent alone owns the
+ * spool; a restart of it loses nothing the spool holds.
  */
 #ifndef PM_AGENT_H
 #define PM_AGENT_H
