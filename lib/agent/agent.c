@@ -454,6 +454,30 @@ static unsigned backends(const struct pm_agent_cfg *cfg, struct pm_push_backend 
 	return n;
 }
 
+/*
+ * The pushes' timings: push.h's defaults, but for $PMUPROF_PUSH_BACKOFF_CAP_MS
+ * (the longest wait between retries; the tests' outages are shorter than
+ * an hour).
+ */
+static const struct pm_push_opts *push_opts(struct pm_push_opts *o)
+{
+	const char *cap = getenv("PMUPROF_PUSH_BACKOFF_CAP_MS");
+	char *end;
+	unsigned long v;
+
+	memset(o, 0, sizeof(*o));
+	if (!cap || !*cap)
+		return NULL;
+	v = strtoul(cap, &end, 10);
+	if (*end || v == 0 || v > 3600000) {
+		pm_warn("agent: PMUPROF_PUSH_BACKOFF_CAP_MS='%s' is no number of ms (1..3600000): "
+			"ignored", cap);
+		return NULL;
+	}
+	o->backoff_cap_ms = (unsigned)v;
+	return o;
+}
+
 /* The spool opened (resumed), the pushes started. */
 static int open_backends(struct agent *a, char *err, size_t errlen)
 {
@@ -462,6 +486,7 @@ static int open_backends(struct agent *a, char *err, size_t errlen)
 	char dir[4096];
 	const char *spool = cfg->spool ? cfg->spool : pm_spool_default_dir(dir, sizeof(dir));
 	struct pm_spool_stats st;
+	struct pm_push_opts o;
 
 	a->nbackends = backends(cfg, b, a->names);
 	if (pm_spool_open(&a->spool, spool, cfg->spool_max, a->names, a->nbackends, err, errlen))
@@ -470,7 +495,7 @@ static int open_backends(struct agent *a, char *err, size_t errlen)
 	if (st.resumed || st.torn || st.bad)
 		pm_info("agent: spool %s: %" PRIu64 " intervals resumed, %" PRIu64 " torn and %" PRIu64
 			" unreadable removed", spool, st.resumed, st.torn, st.bad);
-	if (pm_push_new(&a->push, a->spool, b, a->nbackends, NULL, err, errlen) ||
+	if (pm_push_new(&a->push, a->spool, b, a->nbackends, push_opts(&o), err, errlen) ||
 	    pm_push_start(a->push)) {
 		if (!*err)
 			pm_seterr(err, errlen, "cannot start the pushes");

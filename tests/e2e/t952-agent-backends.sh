@@ -9,8 +9,9 @@
 # collector wrote and what Pyroscope's query API gives back must hold each
 # process apart by its resource, the shares of the fixtures' own truth,
 # the goroutine id and labels of each sample as attributes, and every
-# interval the agent made exactly once.  The ASan build's pushes are those
-# of t953: this one runs on the normal build alone.  ~40 s.
+# interval the agent made exactly once.  The normal build alone: the ASan
+# build pushes in t951 (--dir) and in the unit tests of the pushes
+# (test-push: a local HTTP server).  ~20 s.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-backends.sh"
 need_perf
