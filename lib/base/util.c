@@ -87,6 +87,41 @@ void pm_grow(void *pp, size_t *capp, size_t n, size_t esz)
 	*capp = ncap;
 }
 
+void pm_sb_add(struct pm_sb *b, const char *s, size_t n)
+{
+	PM_GROW(b->s, b->cap, b->len + n + 1);
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void pm_sb_str(struct pm_sb *b, const char *s)
+{
+	pm_sb_add(b, s, strlen(s));
+}
+
+void pm_sb_printf(struct pm_sb *b, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(tmp)) { /* the common case: one format, one copy */
+		pm_sb_add(b, tmp, (size_t)n);
+		return;
+	}
+	PM_GROW(b->s, b->cap, b->len + (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
 /* The length of the valid UTF-8 sequence at @p (1-4), 0 when it is not one. */
 static size_t utf8_len(const unsigned char *p)
 {

@@ -40,6 +40,28 @@ void pm_grow(void *pp, size_t *capp, size_t n, size_t esz);
 #define PM_GROW(ptr, cap, n) pm_grow(&(ptr), &(cap), (n), sizeof(*(ptr)))
 
 /*
+ * A growing string, NUL-terminated once anything is added (s NULL
+ * before); zero-initialised = empty.  The caller owns s: free() it.
+ */
+struct pm_sb {
+	char *s;
+	size_t len, cap;
+};
+void pm_sb_add(struct pm_sb *b, const char *s, size_t n);
+void pm_sb_str(struct pm_sb *b, const char *s);
+void pm_sb_printf(struct pm_sb *b, const char *fmt, ...) PM_PRINTF(2, 3);
+
+/* Sums of hostile values saturate instead of overflowing. */
+static inline int64_t pm_add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return a < 0 ? INT64_MIN : INT64_MAX;
+	return r;
+}
+
+/*
  * Diagnostics, one line each on stderr, prefixed "pmuprof: " (errors) or
  * "pmuprof: warning: ".  No trailing newline in @fmt.  The whole line is
  * sanitized as pm_sanitize() does: a name a target chose, formatted into

@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,98 +23,46 @@
 /* Frame kinds, in the order web/flame.js names them. */
 enum { K_GO, K_RUNTIME, K_NATIVE, K_KERNEL, K_CREATOR, K_OTHER };
 
-static int64_t add_sat(int64_t a, int64_t b)
-{
-	int64_t r;
-
-	if (__builtin_add_overflow(a, b, &r))
-		return a < 0 ? INT64_MIN : INT64_MAX;
-	return r;
-}
-
-/* ---- a growing string ---- */
-
-struct sb {
-	char *s;
-	size_t len, cap;
-};
-
-static void sb_put(struct sb *b, const char *s, size_t n)
-{
-	PM_GROW(b->s, b->cap, b->len + n + 1);
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void sb_str(struct sb *b, const char *s)
-{
-	sb_put(b, s, strlen(s));
-}
-
-static void sb_printf(struct sb *b, const char *fmt, ...) PM_PRINTF(2, 3);
-static void sb_printf(struct sb *b, const char *fmt, ...)
-{
-	char tmp[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(tmp)) {
-		sb_put(b, tmp, (size_t)n);
-		return;
-	}
-	PM_GROW(b->s, b->cap, b->len + (size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
 /*
  * A JSON string of hostile bytes, safe inside a <script> element: quotes,
  * backslashes and control characters escaped, '<', '>' and '&' as \u
  * escapes (no "</script>" can end the element early).  Invalid UTF-8 is
  * left to the browser's decoder (U+FFFD).
  */
-static void sb_json(struct sb *b, const char *s)
+static void sb_json(struct pm_sb *b, const char *s)
 {
-	sb_put(b, "\"", 1);
+	pm_sb_add(b, "\"", 1);
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '"' || c == '\\')
-			sb_printf(b, "\\%c", c);
+			pm_sb_printf(b, "\\%c", c);
 		else if (c < 0x20 || c == 0x7f || c == '<' || c == '>' || c == '&')
-			sb_printf(b, "\\u%04x", c);
+			pm_sb_printf(b, "\\u%04x", c);
 		else
-			sb_put(b, (const char *)&c, 1);
+			pm_sb_add(b, (const char *)&c, 1);
 	}
-	sb_put(b, "\"", 1);
+	pm_sb_add(b, "\"", 1);
 }
 
 /* Text for an HTML element's content: &, <, > and quotes escaped, controls as '?'. */
-static void sb_text(struct sb *b, const char *s)
+static void sb_text(struct pm_sb *b, const char *s)
 {
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '&')
-			sb_str(b, "&amp;");
+			pm_sb_str(b, "&amp;");
 		else if (c == '<')
-			sb_str(b, "&lt;");
+			pm_sb_str(b, "&lt;");
 		else if (c == '>')
-			sb_str(b, "&gt;");
+			pm_sb_str(b, "&gt;");
 		else if (c == '"')
-			sb_str(b, "&quot;");
+			pm_sb_str(b, "&quot;");
 		else if (c < 0x20 || c == 0x7f)
-			sb_put(b, "?", 1);
+			pm_sb_add(b, "?", 1);
 		else
-			sb_put(b, (const char *)&c, 1);
+			pm_sb_add(b, (const char *)&c, 1);
 	}
 }
 
@@ -290,7 +237,7 @@ static void add_sample(struct tree *t, const struct pm_profile *p, const struct 
 		if (map[k] < 0)
 			continue;
 		dst = &(base ? t->bself : t->self)[node * t->nt + (size_t)map[k]];
-		*dst = add_sat(*dst, s->values[k]);
+		*dst = pm_add_sat(*dst, s->values[k]);
 	}
 }
 
@@ -317,7 +264,7 @@ static int64_t *totals(const struct tree *t, const int64_t *self)
 	for (i = t->n; i-- > 1;)
 		for (k = 0; k < t->nt; k++)
 			tot[t->parent[i] * t->nt + k] =
-				add_sat(tot[t->parent[i] * t->nt + k], tot[i * t->nt + k]);
+				pm_add_sat(tot[t->parent[i] * t->nt + k], tot[i * t->nt + k]);
 	return tot;
 }
 
@@ -390,7 +337,7 @@ static long same_values(const struct tree *t, const int64_t *sv, const int64_t *
 	return -1;
 }
 
-static void header_lines(struct sb *b, const struct pm_profile *p, long vi, const char *title)
+static void header_lines(struct pm_sb *b, const struct pm_profile *p, long vi, const char *title)
 {
 	struct pm_report_opts ro = { 0, PM_SORT_SELF, vi, title };
 	char *buf = NULL, *line, *save = NULL;
@@ -398,7 +345,7 @@ static void header_lines(struct sb *b, const struct pm_profile *p, long vi, cons
 	FILE *f = open_memstream(&buf, &len);
 	bool first = true;
 
-	sb_str(b, "[");
+	pm_sb_str(b, "[");
 	if (f) {
 		pm_report_header(p, f, &ro);
 		fclose(f);
@@ -406,13 +353,13 @@ static void header_lines(struct sb *b, const struct pm_profile *p, long vi, cons
 			if (!strcmp(line, "#"))
 				continue;
 			if (!first)
-				sb_str(b, ",");
+				pm_sb_str(b, ",");
 			sb_json(b, line[0] == '#' && line[1] == ' ' ? line + 2 : line);
 			first = false;
 		}
 	}
 	free(buf);
-	sb_str(b, "]");
+	pm_sb_str(b, "]");
 }
 
 static const double fractions[] = { 0, 1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4,
@@ -541,9 +488,10 @@ static void merge_pruned(const struct tree *t, struct pruned *pr)
 		}
 		q = pidx[par] - 1;
 		for (k = 0; k < nt; k++) {
-			pr->pself[q * nt + k] = add_sat(pr->pself[q * nt + k], pr->tot[i * nt + k]);
+			pr->pself[q * nt + k] =
+				pm_add_sat(pr->pself[q * nt + k], pr->tot[i * nt + k]);
 			if (pr->btot)
-				pr->pbself[q * nt + k] = add_sat(pr->pbself[q * nt + k],
+				pr->pbself[q * nt + k] = pm_add_sat(pr->pbself[q * nt + k],
 								 pr->btot[i * nt + k]);
 		}
 	}
@@ -581,41 +529,41 @@ static void pruned_free(struct pruned *pr)
 }
 
 /* The page up to its data, and the data's title, sample types, headers and pruning. */
-static void write_head(struct sb *b, const struct pm_profile *p, bool diff,
+static void write_head(struct pm_sb *b, const struct pm_profile *p, bool diff,
 		       const struct pm_html_opts *o, long vi, const struct tree *t,
 		       const struct pruned *pr)
 {
 	size_t k;
 
-	sb_str(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	pm_sb_str(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 		  "<meta name=\"generator\" content=\"pmuprof\">\n<title>");
 	sb_text(b, diff ? "pmuprof diff: " : "pmuprof: ");
 	sb_text(b, o->title ? o->title : "profile");
-	sb_str(b, "</title>\n<style>\n");
-	sb_str(b, pm_flame_css);
-	sb_str(b, "</style></head>\n<body>\n"
+	pm_sb_str(b, "</title>\n<style>\n");
+	pm_sb_str(b, pm_flame_css);
+	pm_sb_str(b, "</style></head>\n<body>\n"
 		  "<noscript>This flame graph needs JavaScript.</noscript>\n"
 		  "<script type=\"application/json\" id=\"pmdata\">\n{");
-	sb_str(b, "\"title\":");
+	pm_sb_str(b, "\"title\":");
 	sb_json(b, o->title ? o->title : "");
-	sb_printf(b, ",\"def\":%ld,\"types\":[", vi);
+	pm_sb_printf(b, ",\"def\":%ld,\"types\":[", vi);
 	for (k = 0; k < t->nt; k++) {
 		const struct pm_prof_vtype *ty = pm_prof_sample_type(p, k);
 
-		sb_str(b, k ? ",{\"type\":" : "{\"type\":");
+		pm_sb_str(b, k ? ",{\"type\":" : "{\"type\":");
 		sb_json(b, ty->type);
-		sb_str(b, ",\"unit\":");
+		pm_sb_str(b, ",\"unit\":");
 		sb_json(b, ty->unit);
-		sb_printf(b, ",\"scale\":%" PRId64 "}", pr->scale[k] ? pr->scale[k] : 1);
+		pm_sb_printf(b, ",\"scale\":%" PRId64 "}", pr->scale[k] ? pr->scale[k] : 1);
 	}
-	sb_str(b, "],\"header\":[");
+	pm_sb_str(b, "],\"header\":[");
 	for (k = 0; k < t->nt; k++) {
 		if (k)
-			sb_str(b, ",");
+			pm_sb_str(b, ",");
 		header_lines(b, p, (long)k, o->title);
 	}
-	sb_str(b, "]");
-	sb_printf(b,
+	pm_sb_str(b, "]");
+	pm_sb_printf(b,
 		  ",\"prune\":{\"fraction\":%g,\"nodes\":%zu,\"kept\":%zu,\"pruned\":%zu,"
 		  "\"auto\":%s,\"max\":%d,\"frames\":%zu}",
 		  pr->f, t->n, pr->nkept, t->n - pr->nkept, o->node_fraction < 0 ? "true" : "false",
@@ -627,7 +575,7 @@ static void write_head(struct sb *b, const struct pm_profile *p, bool diff,
  * the [pruned] frame last.  Returns the new id + 1 of each frame (0: not
  * written); *@nfw: how many were written before [pruned].
  */
-static uint32_t *write_frames(struct sb *b, const struct tree *t, const struct pruned *pr,
+static uint32_t *write_frames(struct pm_sb *b, const struct tree *t, const struct pruned *pr,
 			      size_t *nfw)
 {
 	uint32_t *fmap = xcalloc(t->nfr + 1, sizeof(*fmap));
@@ -636,18 +584,18 @@ static uint32_t *write_frames(struct sb *b, const struct tree *t, const struct p
 	for (i = 1; i < t->n; i++)
 		if (pr->keep[i] && !fmap[t->frame[i]])
 			fmap[t->frame[i]] = 1;
-	sb_str(b, ",\"frames\":[");
+	pm_sb_str(b, ",\"frames\":[");
 	for (i = 0; i < t->nfr; i++) {
 		if (!fmap[i])
 			continue;
 		fmap[i] = (uint32_t)++n;
-		sb_str(b, n > 1 ? ",[" : "[");
+		pm_sb_str(b, n > 1 ? ",[" : "[");
 		sb_json(b, t->fr[i].name);
-		sb_str(b, ",");
+		pm_sb_str(b, ",");
 		sb_json(b, t->fr[i].file ? t->fr[i].file : "");
-		sb_printf(b, ",%" PRId64 ",%d]", t->fr[i].line, t->fr[i].kind);
+		pm_sb_printf(b, ",%" PRId64 ",%d]", t->fr[i].line, t->fr[i].kind);
 	}
-	sb_printf(b, "%s[\"[pruned]\",\"\",0,%d]]", n ? "," : "", K_OTHER);
+	pm_sb_printf(b, "%s[\"[pruned]\",\"\",0,%d]]", n ? "," : "", K_OTHER);
 	*nfw = n;
 	return fmap;
 }
@@ -656,30 +604,30 @@ static uint32_t *write_frames(struct sb *b, const struct tree *t, const struct p
  * Nodes, in an order where parents come first: "up" (the distance back to
  * the parent; the root's 0) and frame; the kept nodes, then the [pruned].
  */
-static void write_nodes(struct sb *b, const struct tree *t, const struct pruned *pr,
+static void write_nodes(struct pm_sb *b, const struct tree *t, const struct pruned *pr,
 			const uint32_t *fmap, size_t nfw)
 {
 	size_t i;
 
-	sb_str(b, ",\"up\":[0");
+	pm_sb_str(b, ",\"up\":[0");
 	for (i = 1; i < t->n; i++)
 		if (pr->keep[i])
-			sb_printf(b, ",%" PRIu32, pr->newid[i] - pr->newid[t->parent[i]]);
+			pm_sb_printf(b, ",%" PRIu32, pr->newid[i] - pr->newid[t->parent[i]]);
 	for (i = 0; i < pr->npp; i++)
-		sb_printf(b, ",%zu", pr->nkept + i - pr->ppar[i]);
-	sb_str(b, "],\"frame\":[-1");
+		pm_sb_printf(b, ",%zu", pr->nkept + i - pr->ppar[i]);
+	pm_sb_str(b, "],\"frame\":[-1");
 	for (i = 1; i < t->n; i++)
 		if (pr->keep[i])
-			sb_printf(b, ",%" PRIu32, fmap[t->frame[i]] - 1);
+			pm_sb_printf(b, ",%" PRIu32, fmap[t->frame[i]] - 1);
 	for (i = 0; i < pr->npp; i++)
-		sb_printf(b, ",%zu", nfw);
+		pm_sb_printf(b, ",%zu", nfw);
 }
 
 /*
  * The nodes' self values (and the base's, bself) divided by scale per
  * type, or the index of an earlier type whose values are the same.
  */
-static void write_values(struct sb *b, const struct tree *t, const struct pruned *pr)
+static void write_values(struct pm_sb *b, const struct tree *t, const struct pruned *pr)
 {
 	size_t nt = t->nt, i, k;
 
@@ -687,50 +635,51 @@ static void write_values(struct sb *b, const struct tree *t, const struct pruned
 		const int64_t *sv = which ? t->bself : t->self,
 			      *pv = which ? pr->pbself : pr->pself;
 
-		sb_str(b, which ? "],\"bself\":[" : "],\"self\":[");
+		pm_sb_str(b, which ? "],\"bself\":[" : "],\"self\":[");
 		for (k = 0; k < nt; k++) {
 			long same = same_values(t, sv, pv, pr->npp, pr->keep, pr->scale, k);
 			int64_t sc = pr->scale[k] ? pr->scale[k] : 1;
 			bool first = true;
 
 			if (k)
-				sb_str(b, ",");
+				pm_sb_str(b, ",");
 			if (same >= 0) {
-				sb_printf(b, "%ld", same);
+				pm_sb_printf(b, "%ld", same);
 				continue;
 			}
-			sb_str(b, "[");
+			pm_sb_str(b, "[");
 			for (i = 0; i < t->n; i++) {
 				if (!pr->keep[i])
 					continue;
-				sb_printf(b, first ? "%" PRId64 : ",%" PRId64, sv[i * nt + k] / sc);
+				pm_sb_printf(b, first ? "%" PRId64 : ",%" PRId64,
+					     sv[i * nt + k] / sc);
 				first = false;
 			}
 			for (i = 0; i < pr->npp; i++)
-				sb_printf(b, ",%" PRId64, pv[i * nt + k] / sc);
-			sb_str(b, "]");
+				pm_sb_printf(b, ",%" PRId64, pv[i * nt + k] / sc);
+			pm_sb_str(b, "]");
 		}
 	}
-	sb_str(b, "]");
+	pm_sb_str(b, "]");
 }
 
 /* The base's title, and per type whether the base has it (@bmap: its types' in the profile). */
-static void write_base(struct sb *b, const struct pm_html_opts *o, size_t nt, const long *bmap,
+static void write_base(struct pm_sb *b, const struct pm_html_opts *o, size_t nt, const long *bmap,
 		       size_t nbt)
 {
 	size_t i, k;
 
-	sb_str(b, ",\"base\":{\"title\":");
+	pm_sb_str(b, ",\"base\":{\"title\":");
 	sb_json(b, o->base_title ? o->base_title : "");
-	sb_str(b, ",\"has\":[");
+	pm_sb_str(b, ",\"has\":[");
 	for (k = 0; k < nt; k++) {
 		bool has = false;
 
 		for (i = 0; i < nbt; i++)
 			has = has || bmap[i] == (long)k;
-		sb_str(b, k ? (has ? ",1" : ",0") : (has ? "1" : "0"));
+		pm_sb_str(b, k ? (has ? ",1" : ",0") : (has ? "1" : "0"));
 	}
-	sb_str(b, "]}");
+	pm_sb_str(b, "]}");
 }
 
 int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
@@ -742,7 +691,7 @@ int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
 	size_t nt = pm_prof_nsample_types(p), nfw = 0;
 	long vi = o->value_index, *bmap;
 	uint32_t *fmap;
-	struct sb b = { 0 };
+	struct pm_sb b = { 0 };
 	int rc;
 
 	if (!nt) {
@@ -768,9 +717,9 @@ int pm_html_render(const struct pm_profile *p, const struct pm_profile *base,
 	write_values(&b, &t, &pr);
 	if (base)
 		write_base(&b, o, nt, bmap, pm_prof_nsample_types(base));
-	sb_str(&b, "}\n</script>\n<script>\n");
-	sb_str(&b, pm_flame_js);
-	sb_str(&b, "</script>\n</body></html>\n");
+	pm_sb_str(&b, "}\n</script>\n<script>\n");
+	pm_sb_str(&b, pm_flame_js);
+	pm_sb_str(&b, "</script>\n</body></html>\n");
 
 	tree_free(&t);
 	pruned_free(&pr);

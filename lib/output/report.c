@@ -20,16 +20,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Sums of hostile values saturate instead of overflowing. */
-static int64_t add_sat(int64_t a, int64_t b)
-{
-	int64_t r;
-
-	if (__builtin_add_overflow(a, b, &r))
-		return a < 0 ? INT64_MIN : INT64_MAX;
-	return r;
-}
-
 /* ---- output with the first error remembered ---- */
 
 struct out {
@@ -345,8 +335,8 @@ int pm_report_header(const struct pm_profile *p, FILE *f, const struct pm_report
 
 		if (vi >= 0 && !v)
 			continue;
-		total = add_sat(total, v);
-		nsamp = add_sat(nsamp, have_count ? c : 1);
+		total = pm_add_sat(total, v);
+		nsamp = pm_add_sat(nsamp, have_count ? c : 1);
 	}
 	text_header(p, &o, opts, vi, total, nsamp, have_count);
 	return out_end(&o);
@@ -384,14 +374,14 @@ static void state_table(const struct pm_profile *p, struct out *o, long vi, int6
 			;
 		if (j == ng) {
 			if (ng == PM_ARRAY_SIZE(g)) {
-				over = add_sat((int64_t)over, sm->values[vi]);
+				over = pm_add_sat((int64_t)over, sm->values[vi]);
 				continue;
 			}
 			g[ng].state = st;
 			g[ng].reason = rs;
 			g[ng++].v = 0;
 		}
-		g[j].v = add_sat(g[j].v, sm->values[vi]);
+		g[j].v = pm_add_sat(g[j].v, sm->values[vi]);
 	}
 	if (!ng)
 		return;
@@ -496,8 +486,8 @@ int pm_report_text(const struct pm_profile *p, FILE *f, const struct pm_report_o
 
 		if (vi >= 0 && !v)
 			continue; /* another event's sample (record -e a,b) */
-		total = add_sat(total, v);
-		nsamp = add_sat(nsamp, have_count ? c : 1);
+		total = pm_add_sat(total, v);
+		nsamp = pm_add_sat(nsamp, have_count ? c : 1);
 		for (j = 0; j < s->nlocs; j++) {
 			const struct pm_prof_loc *l = pm_prof_loc_by_id(p, s->loc_ids[j]);
 			size_t nfr;
@@ -509,14 +499,14 @@ int pm_report_text(const struct pm_profile *p, FILE *f, const struct pm_report_o
 				size_t key = frame_key(p, l, k, canon);
 
 				if (leaf) {
-					self[key] = add_sat(self[key], v);
-					count[key] = add_sat(count[key], c);
+					self[key] = pm_add_sat(self[key], v);
+					count[key] = pm_add_sat(count[key], c);
 					leaf = false;
 				}
 				/* once per sample per function, however deep the recursion */
 				if (stamp[key] != i + 1) {
 					stamp[key] = i + 1;
-					cum[key] = add_sat(cum[key], v);
+					cum[key] = pm_add_sat(cum[key], v);
 				}
 			}
 		}
@@ -595,20 +585,7 @@ int pm_report_text(const struct pm_profile *p, FILE *f, const struct pm_report_o
 
 /* ---- folded stacks ---- */
 
-struct sbuf {
-	char *s;
-	size_t len, cap;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	PM_GROW(b->s, b->cap, b->len + n + 1);
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void sb_folded(struct sbuf *b, const char *name)
+static void sb_folded(struct pm_sb *b, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -621,7 +598,7 @@ static void sb_folded(struct sbuf *b, const char *name)
 static char *loc_fragment(const struct pm_profile *p, const struct pm_prof_loc *l)
 {
 	const struct pm_prof_mapping *m;
-	struct sbuf b = { 0 };
+	struct pm_sb b = { 0 };
 	bool kernel;
 	size_t j;
 
@@ -638,12 +615,12 @@ static char *loc_fragment(const struct pm_profile *p, const struct pm_prof_loc *
 		const struct pm_prof_func *f = line_func(p, &l->lines[j]);
 
 		if (b.len)
-			sb_add(&b, ";", 1);
+			pm_sb_add(&b, ";", 1);
 		if (f) {
 			sb_folded(&b, f->name);
 			/* flame-graph tools colour kernel frames by this suffix */
 			if (kernel)
-				sb_add(&b, "_[k]", 4);
+				pm_sb_add(&b, "_[k]", 4);
 		} else {
 			char *n = pm_report_addr_name(p, l);
 
@@ -688,7 +665,7 @@ static void fold_add(struct fold *fd, const char *s, size_t len, int64_t v)
 			struct stack *st = &fd->v[fd->tab[i] - 1];
 
 			if (fd->hash[i] == h && strcmp(st->s, s) == 0) {
-				st->count = add_sat(st->count, v);
+				st->count = pm_add_sat(st->count, v);
 				return;
 			}
 		}
@@ -730,7 +707,7 @@ int pm_report_folded(const struct pm_profile *p, FILE *f, const struct pm_report
 	long ci = pick_value(p, opts, true), vi = pick_value(p, opts, false);
 	char **frag;
 	struct fold fd = { 0 };
-	struct sbuf b = { 0 };
+	struct pm_sb b = { 0 };
 
 	if (opts && opts->value_index >= 0 && ci < 0)
 		return -EINVAL;
@@ -754,8 +731,8 @@ int pm_report_folded(const struct pm_profile *p, FILE *f, const struct pm_report
 			if (!frag[li])
 				frag[li] = loc_fragment(p, l);
 			if (b.len)
-				sb_add(&b, ";", 1);
-			sb_add(&b, frag[li], strlen(frag[li]));
+				pm_sb_add(&b, ";", 1);
+			pm_sb_add(&b, frag[li], strlen(frag[li]));
 		}
 		if (b.len)
 			fold_add(&fd, b.s, b.len, v);

@@ -174,16 +174,6 @@ static void ht_free(struct htab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Sums of hostile values saturate instead of overflowing. */
-static int64_t add_sat(int64_t a, int64_t b)
-{
-	int64_t r;
-
-	if (__builtin_add_overflow(a, b, &r))
-		return a < 0 ? INT64_MIN : INT64_MAX;
-	return r;
-}
-
 /* ---- the profile ---- */
 
 struct samp {
@@ -573,7 +563,7 @@ void pm_prof_add(struct pm_profile *p, const uint64_t *loc_ids, size_t nlocs,
 		s = svec_at(&p->samples, found - 1);
 		if (values)
 			for (size_t i = 0; i < nv; i++)
-				s->vals[i] = add_sat(s->vals[i], values[i]);
+				s->vals[i] = pm_add_sat(s->vals[i], values[i]);
 	} else {
 		s = svec_push(&p->samples);
 		s->s.nlocs = k.nlocs;

@@ -301,8 +301,8 @@ void pm_cap_begin(struct session *s)
 	for (i = 0; i < pm_idtab_slots(&s->ev_of); i++)
 		if (pm_idtab_slot(&s->ev_of, i, &key, &val))
 			pm_cap_check(s, pm_data_write_evid(s->cap, key, (uint32_t)val));
-	for (i = 0; i < pm_idtab_slots(pm_att_owners(s)); i++)
-		if (pm_idtab_slot(pm_att_owners(s), i, &key, &val))
+	for (i = 0; i < pm_idtab_slots(pm_attach_owners(s->att)); i++)
+		if (pm_idtab_slot(pm_attach_owners(s->att), i, &key, &val))
 			pm_cap_check(s, pm_data_write_owner(s->cap, key, (uint32_t)val));
 }
 
@@ -356,7 +356,7 @@ static int replay_own(struct session *s, const struct perf_event_header *h)
 	case PM_DATA_REC_OWNER:
 		if (pm_data_decode_owner(h, &ow))
 			return -EINVAL;
-		pm_att_set_owner(s, ow.id, ow.tid);
+		pm_attach_set_owner(s->att, ow.id, ow.tid);
 		return 0;
 	case PM_DATA_REC_MEM:
 		/* copied: the reader's records last until its next one */
@@ -451,7 +451,6 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 		pm_ses_err(res, PM_REC_ERR, "%s", err[0] ? err : strerror(-rc));
 		return res->err;
 	}
-	s.att = pm_att_new(); /* the event sets: whose records count */
 	meta = pm_data_meta(d);
 	s.nev = pm_data_nattrs(d) < PM_ARRAY_SIZE(s.attr) ? pm_data_nattrs(d) : PM_ARRAY_SIZE(s.attr);
 	if (meta->flags & PM_DATA_NO_EVENTS)
@@ -500,6 +499,7 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 	s.spec[0].type = meta->type;
 	s.spec[0].config = meta->config;
 	s.attach = meta->flags & PM_DATA_ATTACH;
+	s.att = pm_attach_new(s.attach); /* the event sets: whose records count */
 	cfg.all_frames = cfg.all_frames || (meta->flags & PM_DATA_ALL_FRAMES);
 	res->threads = meta->threads;
 	res->events = meta->events;

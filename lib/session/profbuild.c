@@ -192,9 +192,9 @@ static void tails(struct session *s, struct pm_profile *p)
 	char *c;
 
 	pm_src_profile_tail(s, p);
-	if (pm_att_dups(s)) {
+	if (pm_attach_dups(s->att)) {
 		c = xasprintf("records from a second inherited event set dropped: %" PRIu64,
-			      pm_att_dups(s));
+			      pm_attach_dups(s->att));
 		pm_prof_add_comment(p, c);
 		free(c);
 	}

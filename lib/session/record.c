@@ -1,7 +1,7 @@
 /*
  * record: the recording loop (record.h) -- a small loop over the profile
  * sources (source.h): check the options and the targets, let each source
- * add its events, open them all on the target (attach.h), then poll,
+ * add its events, open them all on the target (session/attach.h), then poll,
  * drain every ring and feed each record to the session (session.h), which
  * hands each sample to the source of its event; stop on the command's
  * exit, a signal or -d, or (attached) when every target has exited; at
@@ -104,14 +104,14 @@ struct drain {
 
 static void drain_init(struct drain *d, const struct session *s)
 {
-	size_t n = pm_att_nrings(s);
+	size_t n = pm_attach_nrings(s->att);
 
 	/* the rings there are (none with no events: --inuse alone) */
 	d->rings = xcalloc(n ? n : 1, sizeof(*d->rings));
 	d->n = 0;
 	for (size_t i = 0; i < n; i++)
-		if (pm_att_ring(s, i))
-			d->rings[d->n++] = pm_att_ring(s, i);
+		if (pm_attach_ring(s->att, i))
+			d->rings[d->n++] = pm_attach_ring(s->att, i);
 	d->cur = xcalloc(d->n ? d->n : 1, sizeof(*d->cur));
 	d->hdr = xcalloc(d->n ? d->n : 1, sizeof(*d->hdr));
 	d->have = xcalloc(d->n ? d->n : 1, sizeof(*d->have));
@@ -232,8 +232,8 @@ static void progress(struct session *s, bool final)
 	fprintf(stderr,
 		"\r\033[K[ pmuprof: %.1f s, %" PRIu64 " samples, %" PRIu64 " lost, %" PRId64
 		" thread%s ]",
-		t, s->res->samples, s->res->lost, pm_att_threads_live(s),
-		pm_att_threads_live(s) == 1 ? "" : "s");
+		t, s->res->samples, s->res->lost, pm_attach_threads_live(s->att),
+		pm_attach_threads_live(s->att) == 1 ? "" : "s");
 }
 
 /* The launched command stopped at the breakpoint a source asked for. */
@@ -356,7 +356,7 @@ static int start_attached(struct session *s, struct run *r)
 	r->t0_wall = start_time(s);
 	s->t_start = pm_now_ns();
 	if (!s->cfg->quiet)
-		pm_att_summary(s);
+		pm_attach_summary(s->att);
 	return 0;
 }
 
@@ -428,8 +428,8 @@ static void poll_init(struct session *s, struct run *r)
 	}
 	r->npfd = r->dr.n;
 	for (i = 0; i < pm_att_nprocs(s); i++)
-		if (pm_att_pidfd(s, i) >= 0) {
-			r->pfd[r->npfd].fd = pm_att_pidfd(s, i);
+		if (pm_attach_pidfd(s->att, i) >= 0) {
+			r->pfd[r->npfd].fd = pm_attach_pidfd(s->att, i);
 			r->pfd[r->npfd++].events = POLLIN;
 		}
 	r->next_timer = 0;
@@ -517,7 +517,7 @@ static bool is_done(struct session *s, struct run *r, uint64_t now, bool exit_ne
 	 */
 	if (exit_news || now - r->last_exit_check >= 20000000ULL) {
 		r->last_exit_check = now;
-		return pm_att_all_exited(s);
+		return pm_attach_all_exited(s->att);
 	}
 	return false;
 }
@@ -586,7 +586,7 @@ static struct pm_profile *finish(struct session *s, struct run *r)
 {
 	struct pm_record_result *res = s->res;
 
-	pm_att_disable(s);
+	pm_attach_disable(s->att);
 	drain(s, &r->dr, true, UINT64_MAX);
 	pm_att_lost_end(s);
 	if (s->cfg->progress)
@@ -704,7 +704,7 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		pm_ses_err(res, PM_REC_USAGE, "nothing to record: give a command, -p PID or -t TID");
 		return res->err;
 	}
-	s.att = pm_att_new();
+	s.att = pm_attach_new(s.attach);
 	if (prepare(&s, r.output))
 		goto out;
 	if (s.attach ? start_attached(&s, &r) : start_command(&s, &r))

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #define PM_RECORD_DEFAULT_FREQ 1000
-#define PM_RECORD_DEFAULT_STACK 8192 /* bytes: see sampling_of() in attach.c */
+#define PM_RECORD_DEFAULT_STACK 8192 /* bytes: see sampling_of() in perf/attach.c */
 #define PM_RECORD_DEFAULT_OUTPUT "pmuprof.pb.gz"
 
 /* --locks-max-rate's default: 1000 traps/s, about 1.5 % of a CPU at 15 us each */
@@ -57,7 +57,7 @@ struct pm_record_cfg {
 	/*
 	 * --no-callchain: samples carry no kernel frame-pointer walk of the
 	 * user stack, only the copy (read on from the target past its end).
-	 * Cheaper for the target (attach.c, sampling_of()), but a sample on
+	 * Cheaper for the target (perf/attach.c, sampling_of()), but a sample on
 	 * the system stack loses the goroutine under it.
 	 */
 	bool no_callchain;

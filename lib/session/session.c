@@ -350,7 +350,7 @@ void pm_ses_release(struct session *s)
 {
 	pm_gor_free(s->gor);
 	s->gor = NULL;
-	pm_att_free(s->att);
+	pm_attach_free(s->att);
 	s->att = NULL;
 	pm_idtab_free(&s->ev_of);
 	pm_mlog_free(s->mlog);

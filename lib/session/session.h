@@ -53,7 +53,7 @@ struct pm_gor;
 struct pm_mlog;
 struct pm_slog;
 struct pm_data_writer;
-struct pm_att; /* attach.h */
+struct pm_attach; /* perf/attach.h */
 
 struct session {
 	const struct pm_record_cfg *cfg;
@@ -85,8 +85,8 @@ struct session {
 	struct pm_rec_layout layout;
 	int ip_idx, sp_idx, bp_idx;
 
-	/* attach.c: the events opened, the rings, the processes, whose records count */
-	struct pm_att *att;
+	/* perf/attach.c: the events opened, the rings, the processes, whose records count */
+	struct pm_attach *att;
 
 	/* processing: what feed() and the profile use */
 	struct pm_reg *reg;

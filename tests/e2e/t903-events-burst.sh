@@ -8,7 +8,7 @@
 # 2 loaded CPUs (10 runs under the ASan build, whose slower drain may lose:
 # there every call must be a sample or counted lost).  The machine's load
 # is printed: other work on it starves the drain, which the rings' room for
-# bursts is for (attach.c, burst_pages()).
+# bursts is for (perf/attach.c, burst_pages()).
 . "$(dirname "$0")/lib.sh"
 need_perf
 fx=$GOFIX/burst

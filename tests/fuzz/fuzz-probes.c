@@ -289,7 +289,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 	s.cfg = &cfg;
 	s.res = &res;
 	s.replay = true;
-	s.att = pm_att_new();
+	s.att = pm_attach_new(false);
 	nuser = flags & 1;
 	s.nuser = nuser;
 	s.nev = nuser + NEV;

@@ -16,6 +16,7 @@
 #include "base/util.h"
 #include "profile/profile.h"
 #include "profile/stacks.h"
+#include "perf/attach.h"
 #include "session/attach.h"
 #include "session/session.h"
 #include "session/source.h"
@@ -40,7 +41,7 @@ static void fake_start(struct fake *f, size_t nev, size_t nuser, const char *con
 	f->s.cfg = &f->cfg;
 	f->s.res = &f->res;
 	f->s.replay = true;
-	f->s.att = pm_att_new();
+	f->s.att = pm_attach_new(false);
 	f->s.nev = nev;
 	f->s.nuser = nuser;
 	for (size_t e = 0; e < nev; e++) {
