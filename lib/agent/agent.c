@@ -27,7 +27,7 @@
 #include "profile/pprof.h"
 #include "profile/profile.h"
 
-#define TICK_MS 100
+#define TICK_MS 500 /* the loop's longest sleep: a signal (stop, SIGHUP) ends it at once */
 #define IDLE_MS 1000 /* a recording's longest sleep: at 19 Hz its rings' watermarks wake it */
 #define STOP_WAIT_NS 15000000000ULL /* the recorders' last intervals, at most */
 #define FLUSH_MS 20000 /* the pushes' last pass at the stop, at most */
@@ -143,6 +143,7 @@ static int read_filter_file(const char *path, struct pm_disc_filter *f, char *er
 	size_t n;
 	int rc;
 
+	memset(f, 0, sizeof(*f));
 	if (!fp) {
 		pm_seterr(err, errlen, "cannot read filter file '%s': %s", path, strerror(errno));
 		return -1;
@@ -525,16 +526,16 @@ static void summary(const struct agent *a)
 
 static int setup(struct agent *a, const struct pm_agent_cfg *cfg, char *err, size_t errlen)
 {
-	struct pm_disc_filter f;
+	struct pm_disc_filter f = { 0 };
 
 	memset(a, 0, sizeof(*a));
 	a->cfg = cfg;
-	if (cfg->filter_file) {
-		if (read_filter_file(cfg->filter_file, &f, err, errlen))
-			return -1;
-	}
-	if (open_backends(a, err, errlen))
+	if (cfg->filter_file && read_filter_file(cfg->filter_file, &f, err, errlen))
 		return -1;
+	if (open_backends(a, err, errlen)) {
+		pm_agent_filter_free(&f);
+		return -1;
+	}
 	a->disc = pm_disc_new("/proc");
 	if (cfg->filter_file) {
 		pm_disc_set_filter(a->disc, &f);
@@ -582,7 +583,10 @@ int pm_agent_run(const struct pm_agent_cfg *cfg, char *err, size_t errlen)
 			scan(&a, false);
 			last_scan = now;
 		}
-		read_pipes(&a, TICK_MS);
+		now = pm_now_ns();
+		read_pipes(&a, (int)PM_MIN((uint64_t)TICK_MS,
+					   (last_scan + scan_ns > now ? last_scan + scan_ns - now : 0) /
+						   1000000 + 1));
 	}
 	stop_recorders(&a);
 	teardown(&a);
