@@ -48,7 +48,8 @@ newest_h=$(ls -t lib/*/*.h | head -1)
 jobs=$(nproc 2>/dev/null || echo 2)
 todo=
 for src in lib/*/*.c $O/gen/profile.pb-c.c $otlp_gen; do
-	obj=$O/obj/$(basename "$src" .c).o
+	# named by its path: two modules of one name in two folders (perf/attach.c, session/attach.c)
+	obj=$O/obj/$(printf '%s' "${src%.c}" | tr / _).o
 	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$newest_h" -nt "$obj" ]; then
 		todo="$todo $src"
 	fi
@@ -57,10 +58,10 @@ done
 if [ -n "$todo" ]; then
 	# shellcheck disable=SC2086
 	printf '%s\n' $todo | xargs -P "$jobs" -I{} sh -c \
-		'$0 $1 -w -c -o "$2/obj/$(basename "{}" .c).o" "{}" || { echo "FAIL: fuzz/build ({})"; exit 255; }' \
+		'$0 $1 -w -c -o "$2/obj/$(printf "%s" "{}" | sed "s/\.c\$//" | tr / _).o" "{}" || { echo "FAIL: fuzz/build ({})"; exit 255; }' \
 		"$CC" "$FL" "$O" || exit 1
 fi
-libs=$(pkg-config --libs libelf libdw libprotobuf-c zlib)
+libs="$(pkg-config --libs libelf libdw libprotobuf-c zlib libcurl) -pthread"
 rc=0
 for src in tests/fuzz/fuzz-*.c; do
 	[ -f "$src" ] || continue
