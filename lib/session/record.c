@@ -698,10 +698,13 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	s.res = res;
 	s.attach = !cfg->argv;
 
-	if (pm_src_configure(&s)) /* the sources' options: -e, -F */
+	if (pm_src_configure(&s)) { /* the sources' options: -e, -F */
+		pm_src_end(&s); /* (the states configure made) */
 		return res->err;
+	}
 	if (s.attach && !cfg->npids && !cfg->ntids) {
 		pm_ses_err(res, PM_REC_USAGE, "nothing to record: give a command, -p PID or -t TID");
+		pm_src_end(&s);
 		return res->err;
 	}
 	s.att = pm_attach_new(s.attach);
