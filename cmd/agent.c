@@ -105,30 +105,6 @@ static int megabytes(const char *what, const char *arg, uint64_t *out)
 	return 0;
 }
 
-static int pids_opt(struct aopts *a, const char *arg)
-{
-	char *dup = xstrdup(arg), *tok, *save = NULL;
-	int rc = 0;
-
-	for (tok = strtok_r(dup, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
-		unsigned long long v;
-
-		if (pm_opt_u64(tok, &v) < 0 || v == 0 || v > 0x3fffffff) {
-			pm_error("invalid PID '%s': must be a number above 0 (a list: 12,34)", tok);
-			rc = -1;
-			break;
-		}
-		a->pids = xrealloc(a->pids, (a->npids + 1) * sizeof(*a->pids));
-		a->pids[a->npids++] = (pid_t)v;
-	}
-	if (!arg[0] || arg[strlen(arg) - 1] == ',') {
-		pm_error("invalid PID list '%s': numbers above 0, a list: 12,34", arg);
-		rc = -1;
-	}
-	free(dup);
-	return rc;
-}
-
 static int agent_opt(int key, const char *arg, void *ctx)
 {
 	struct aopts *a = ctx;
@@ -139,7 +115,7 @@ static int agent_opt(int key, const char *arg, void *ctx)
 		return rc;
 	switch (key) {
 	case 'p':
-		return pids_opt(a, arg);
+		return cmd_parse_ids(arg, "PID", &a->pids, &a->npids);
 	case OPT_COMM:
 		add_str(&a->comms, &a->ncomms, arg);
 		break;

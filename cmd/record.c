@@ -86,7 +86,7 @@ static int bad_id(const char *what, const char *arg)
 }
 
 /* "1,2,3" appended to *v; -1 (message printed) on anything but positive ids. */
-static int parse_ids(const char *arg, const char *what, pid_t **v, size_t *n)
+int cmd_parse_ids(const char *arg, const char *what, pid_t **v, size_t *n)
 {
 	const char *p = arg;
 
@@ -265,9 +265,9 @@ static int record_opt(int key, const char *arg, void *ctx)
 		r->cfg.quiet = true;
 		break;
 	case 'p':
-		return parse_ids(arg, "PID", &r->pids, &r->npids);
+		return cmd_parse_ids(arg, "PID", &r->pids, &r->npids);
 	case 't':
-		return parse_ids(arg, "TID", &r->tids, &r->ntids);
+		return cmd_parse_ids(arg, "TID", &r->tids, &r->ntids);
 		}
 	return 0;
 }

@@ -59,21 +59,6 @@ struct agent {
 
 /* ---- filters ---- */
 
-void pm_agent_filter_free(struct pm_disc_filter *f)
-{
-	for (size_t i = 0; i < f->ncomms; i++)
-		free(f->comms[i]);
-	for (size_t i = 0; i < f->nexes; i++)
-		free(f->exes[i]);
-	for (size_t i = 0; i < f->ncgroups; i++)
-		free(f->cgroups[i]);
-	free((void *)f->pids);
-	free((void *)f->comms);
-	free((void *)f->exes);
-	free((void *)f->cgroups);
-	memset(f, 0, sizeof(*f));
-}
-
 static void push_str(char ***v, size_t *n, const char *s)
 {
 	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
@@ -132,7 +117,7 @@ int pm_agent_filter_parse(const char *text, size_t len, struct pm_disc_filter *f
 	}
 	free(buf);
 	if (rc)
-		pm_agent_filter_free(f);
+		pm_disc_filter_free(f);
 	return rc;
 }
 
@@ -400,7 +385,7 @@ static void reload(struct agent *a)
 		return;
 	}
 	pm_disc_set_filter(a->disc, &f);
-	pm_agent_filter_free(&f);
+	pm_disc_filter_free(&f);
 	if (a->cfg->verbose)
 		pm_info("agent: filters read again from %s", a->cfg->filter_file);
 	scan(a, true);
@@ -533,13 +518,13 @@ static int setup(struct agent *a, const struct pm_agent_cfg *cfg, char *err, siz
 	if (cfg->filter_file && read_filter_file(cfg->filter_file, &f, err, errlen))
 		return -1;
 	if (open_backends(a, err, errlen)) {
-		pm_agent_filter_free(&f);
+		pm_disc_filter_free(&f);
 		return -1;
 	}
 	a->disc = pm_disc_new("/proc");
 	if (cfg->filter_file) {
 		pm_disc_set_filter(a->disc, &f);
-		pm_agent_filter_free(&f);
+		pm_disc_filter_free(&f);
 	} else {
 		pm_disc_set_filter(a->disc, &cfg->filter);
 	}

@@ -58,11 +58,10 @@ struct pm_agent_cfg {
 int pm_agent_run(const struct pm_agent_cfg *cfg, char *err, size_t errlen);
 
 /*
- * Parse a filter file's text (@len bytes) into @f (owned: pm_agent_filter_free()).
+ * Parse a filter file's text (@len bytes) into @f (owned: pm_disc_filter_free()).
  * -EINVAL with the line said in @err.
  */
 int pm_agent_filter_parse(const char *text, size_t len, struct pm_disc_filter *f, char *err,
 			  size_t errlen);
-void pm_agent_filter_free(struct pm_disc_filter *f);
 
 #endif

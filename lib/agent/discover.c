@@ -85,7 +85,7 @@ static char **copy_strs(char *const *v, size_t n)
 	return c;
 }
 
-static void filter_free(struct pm_disc_filter *f)
+void pm_disc_filter_free(struct pm_disc_filter *f)
 {
 	free((void *)f->pids);
 	free_strs(f->comms, f->ncomms);
@@ -106,7 +106,7 @@ void pm_disc_free(struct pm_disc *d)
 	if (!d)
 		return;
 	seen_free(d->seen, d->nseen);
-	filter_free(&d->f);
+	pm_disc_filter_free(&d->f);
 	free(d->bins);
 	free(d->root);
 	free(d);
@@ -119,7 +119,7 @@ void pm_disc_set_filter(struct pm_disc *d, const struct pm_disc_filter *f)
 	seen_free(d->seen, d->nseen); /* every verdict judged again */
 	d->seen = NULL;
 	d->nseen = 0;
-	filter_free(&d->f);
+	pm_disc_filter_free(&d->f);
 	if (f->npids)
 		memcpy(pids, f->pids, f->npids * sizeof(*pids));
 	d->f.pids = pids;

@@ -38,6 +38,8 @@ struct pm_disc_proc {
 /* @root: the proc file system to read ("/proc"; a test's copy elsewhere). */
 struct pm_disc *pm_disc_new(const char *root);
 void pm_disc_free(struct pm_disc *d);
+/* Free what @f holds (its arrays and strings, all malloc'd) and zero it. */
+void pm_disc_filter_free(struct pm_disc_filter *f);
 /* Replace the filters (SIGHUP): copied. */
 void pm_disc_set_filter(struct pm_disc *d, const struct pm_disc_filter *f);
 /*
