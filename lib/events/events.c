@@ -306,6 +306,16 @@ void pm_evt_user_only(struct pm_evt_spec *spec)
 		snprintf(spec->value_type, sizeof(spec->value_type), "%s", clock_type(spec));
 }
 
+void pm_evt_every_hit(struct pm_evt_spec *spec, const char *type, const char *unit)
+{
+	spec->period = 1;
+	spec->freq = 0;
+	if (type)
+		snprintf(spec->value_type, sizeof(spec->value_type), "%s", type);
+	if (unit)
+		snprintf(spec->value_unit, sizeof(spec->value_unit), "%s", unit);
+}
+
 /*
  * The name of @text's event, its first @nlen bytes, into @name.  0, or
  * -EINVAL with the message (empty, or too long for a name).

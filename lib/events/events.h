@@ -94,6 +94,12 @@ bool pm_evt_is_clock(const struct pm_evt_spec *spec);
 void pm_evt_user_only(struct pm_evt_spec *spec);
 
 /*
+ * @spec samples every hit (period 1, whatever -F or -c says), its values
+ * named @type in @unit (pprof's sample type); NULL keeps the name it has.
+ */
+void pm_evt_every_hit(struct pm_evt_spec *spec, const char *type, const char *unit);
+
+/*
  * Several events, comma-separated as perf takes them ("cycles,page-faults",
  * "cpu/event=0x3c,umask=0/,instructions"): commas inside a PMU's /terms/
  * and inside brackets (Go generics in uprobe symbols) do not separate.

@@ -232,10 +232,7 @@ static int probe_for(const char *path, struct pm_evt_spec *sp, int *kind, uint64
 	} else {
 		*kind |= KIND_NO_RATE;
 	}
-	snprintf(sp->value_type, sizeof(sp->value_type), "%s", "alloc_space");
-	snprintf(sp->value_unit, sizeof(sp->value_unit), "%s", "bytes");
-	sp->period = 1; /* every sampled allocation, whatever -F says */
-	sp->freq = 0;
+	pm_evt_every_hit(sp, "alloc_space", "bytes"); /* every sampled allocation */
 	rc = 0;
 out:
 	pm_go_free(go);

@@ -64,8 +64,7 @@ static int probe_for(const char *path, struct pm_evt_spec *sp, char *err, size_t
 		 "g=%%bx:u64 goid=+%u(%%bx):s64 cg=+%u(+%u(%%r14)):u64 cgoid=+%u(+%u(+%u(%%r14))):s64 "
 		 "hi=+8(%%bx):u64",
 		 l.g_goid, l.m_curg, l.g_m, l.g_goid, l.m_curg, l.g_m);
-	sp->period = 1; /* every creation, whatever -F says */
-	sp->freq = 0;
+	pm_evt_every_hit(sp, NULL, NULL); /* every creation */
 	return 0;
 }
 

@@ -245,14 +245,8 @@ static int probes_for(const char *path, size_t k, struct pm_evt_spec *in, struct
 args:
 	snprintf(in->fetchargs, sizeof(in->fetchargs), "g=%%r14:u64 m=%%ax:u64");
 	snprintf(out->fetchargs, sizeof(out->fetchargs), "g=%%r14:u64");
-	for (int i = 0; i < 2; i++) {
-		struct pm_evt_spec *sp = i ? out : in;
-
-		snprintf(sp->value_type, sizeof(sp->value_type), "%s", "contentions");
-		snprintf(sp->value_unit, sizeof(sp->value_unit), "%s", "count");
-		sp->period = 1; /* every contended lock, whatever -F says */
-		sp->freq = 0;
-	}
+	pm_evt_every_hit(in, "contentions", "count"); /* every contended lock */
+	pm_evt_every_hit(out, "contentions", "count");
 	rc = 0;
 out:
 	pm_go_free(go);

@@ -117,13 +117,10 @@ static int offcpu_add_events(struct pm_srcctx *ctx)
 		pm_sc_err(ctx, PM_REC_ERR, "--off-cpu: %s", err);
 		return -1;
 	}
-	sp.period = 1;
-	sp.freq = 0;
+	pm_evt_every_hit(&sp, "off-cpu", "nanoseconds");
 	sp.exclude_kernel = false;
 	sp.exclude_user = false;
 	sp.ukmods = true;
-	snprintf(sp.value_type, sizeof(sp.value_type), "%s", "off-cpu");
-	snprintf(sp.value_unit, sizeof(sp.value_unit), "%s", "nanoseconds");
 	if (!pm_sc_add_event(ctx, &sp, 0)) {
 		pm_sc_err(ctx, PM_REC_USAGE, "--off-cpu: too many events (at most %d with -e)",
 			  PM_EVT_MAX);
