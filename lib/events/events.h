@@ -97,6 +97,13 @@ void pm_evt_user_only(struct pm_evt_spec *spec);
  * @spec samples every hit (period 1, whatever -F or -c says), its values
  * named @type in @unit (pprof's sample type); NULL keeps the name it has.
  */
+/*
+ * May this process count kernel-mode time?  False only when the kernel
+ * refuses it the right (perf_event_paranoid); any other failure is left
+ * to the open on the target to say.
+ */
+bool pm_evt_kernel_allowed(void);
+
 void pm_evt_every_hit(struct pm_evt_spec *spec, const char *type, const char *unit);
 
 /*

@@ -150,6 +150,23 @@ int pm_evt_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
 	return (int)fd;
 }
 
+bool pm_evt_kernel_allowed(void)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.disabled = 1;
+	a.exclude_hv = 1;
+	fd = pm_evt_open(&a, 0, -1, -1);
+	if (fd >= 0)
+		close(fd);
+	return fd != -EACCES && fd != -EPERM;
+}
+
 long pm_evt_max_sample_rate(void)
 {
 	long v;

@@ -481,29 +481,16 @@ int pm_attach_resolve_hardware(struct pm_attach *a, struct pm_evt_spec *spec, si
 void pm_attach_resolve_kernel(struct pm_attach *a, struct pm_evt_spec *spec, size_t n,
 			      bool kernel)
 {
-	struct perf_event_attr ca;
 	size_t e, nk = 0;
 	long level = -1;
-	int fd;
 
 	a->refused = 0;
 	for (e = 0; e < n; e++)
 		nk += !spec[e].ukmods && !spec[e].exclude_kernel;
 	if (!nk || kernel)
 		return;
-	memset(&ca, 0, sizeof(ca));
-	ca.size = sizeof(ca);
-	ca.type = PERF_TYPE_SOFTWARE;
-	ca.config = PERF_COUNT_SW_CPU_CLOCK;
-	ca.disabled = 1;
-	ca.exclude_hv = 1;
-	fd = pm_evt_open(&ca, 0, -1, -1);
-	if (fd >= 0) {
-		close(fd);
+	if (pm_evt_kernel_allowed())
 		return;
-	}
-	if (fd != -EACCES && fd != -EPERM)
-		return; /* not a question of rights: the open on the target says what */
 	for (e = 0; e < n; e++)
 		if (!spec[e].ukmods && !spec[e].exclude_kernel)
 			pm_evt_user_only(&spec[e]);

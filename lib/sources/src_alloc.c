@@ -91,6 +91,22 @@ static bool site_ok(const struct pm_go *go, uint64_t pc)
  * a launched program's rate; 0 when not matched there (or the symbols say
  * other addresses).
  */
+/* A pattern of rate_addrs(): its bytes, which of them are not addresses, where its two rel32 are */
+struct rate_pat {
+	const uint8_t *b, *m;
+	size_t n;
+	unsigned dis_at, rate_at;   /* where the rel32 of disable and of rate sit */
+	unsigned dis_end, rate_end; /* the ends of their instructions, what each counts from */
+};
+
+static bool pat_match(const struct rate_pat *p, const uint8_t *c)
+{
+	for (size_t k = 0; k < p->n; k++)
+		if (p->m[k] && c[k] != p->b[k])
+			return false;
+	return true;
+}
+
 static void rate_addrs(const struct pm_elf *e, const struct pm_go *go, uint64_t *rate,
 		       uint64_t *off, uint64_t *site)
 {
@@ -103,6 +119,10 @@ static void rate_addrs(const struct pm_elf *e, const struct pm_go *go, uint64_t 
 	static const uint8_t m20[] = { 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1 };
 	static const uint8_t m19[] = { 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 				       1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 };
+	static const struct rate_pat pats[] = {
+		{ p20, m20, sizeof(p20), 2, 12, 7, 20 },
+		{ p19, m19, sizeof(p19), 3, 27, 7, 31 },
+	};
 	uint64_t start = pm_go_text_start(go), end = pm_go_text_end(go), r = 0, d = 0, at = 0;
 	uint64_t sym_rate = pm_elf_symbol_addr(e, "runtime.MemProfileRate"),
 		 sym_off = pm_elf_symbol_addr(e, "runtime.disableMemoryProfiling");
@@ -117,31 +137,17 @@ static void rate_addrs(const struct pm_elf *e, const struct pm_go *go, uint64_t 
 	if (!b)
 		return;
 	for (uint64_t i = 0; i + sizeof(p19) <= end - start && hits < 2; i++) {
-		const uint8_t *c = b + i;
-		int32_t x, y;
-		size_t k;
+		for (size_t j = 0; j < PM_ARRAY_SIZE(pats); j++) {
+			const struct rate_pat *p = &pats[j];
+			int32_t x, y;
 
-		if (c[0] == 0x80) {
-			for (k = 0; k < sizeof(p20) && (!m20[k] || c[k] == p20[k]); k++)
-				;
-			if (k < sizeof(p20))
+			if (!pat_match(p, b + i))
 				continue;
-			memcpy(&x, c + 2, 4);
-			memcpy(&y, c + 12, 4);
-			d = start + i + 7 + (uint64_t)(int64_t)x;
-			r = start + i + 20 + (uint64_t)(int64_t)y;
-			at = start + i + 20;
-			hits++;
-		} else if (c[0] == 0x0f) {
-			for (k = 0; k < sizeof(p19) && (!m19[k] || c[k] == p19[k]); k++)
-				;
-			if (k < sizeof(p19))
-				continue;
-			memcpy(&x, c + 3, 4);
-			memcpy(&y, c + 27, 4);
-			d = start + i + 7 + (uint64_t)(int64_t)x;
-			r = start + i + 31 + (uint64_t)(int64_t)y;
-			at = start + i + 31;
+			memcpy(&x, b + i + p->dis_at, 4);
+			memcpy(&y, b + i + p->rate_at, 4);
+			d = start + i + p->dis_end + (uint64_t)(int64_t)x;
+			r = start + i + p->rate_end + (uint64_t)(int64_t)y;
+			at = start + i + p->rate_end;
 			hits++;
 		}
 	}

@@ -75,24 +75,6 @@ static int offcpu_configure(struct pm_srcctx *ctx)
 	return 0;
 }
 
-/* May pmuprof count the kernel's time (a counter on itself)?  Else the switches cannot be sampled. */
-static bool kernel_allowed(void)
-{
-	struct perf_event_attr a;
-	int fd;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-	a.disabled = 1;
-	a.exclude_hv = 1;
-	fd = pm_evt_open(&a, 0, -1, -1);
-	if (fd >= 0)
-		close(fd);
-	return fd != -EACCES && fd != -EPERM; /* anything else: the open on the target says */
-}
-
 /* One event: context-switches at every switch, in kernel mode (where the switch is). */
 static int offcpu_add_events(struct pm_srcctx *ctx)
 {
@@ -101,7 +83,7 @@ static int offcpu_add_events(struct pm_srcctx *ctx)
 
 	if (!pm_sc_cfg(ctx)->off_cpu)
 		return 0;
-	if (!kernel_allowed()) {
+	if (!pm_evt_kernel_allowed()) {
 		long level = -1;
 
 		pm_read_long("/proc/sys/kernel/perf_event_paranoid", &level);
