@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # bench-fmt.py RESULTS PROC EXTRA ROUNDS KMAX_BEFORE KMAX_AFTER SECONDS NCPU LOAD:
 # the Markdown tables of scripts/bench.sh from its raw results.
+import os
 import statistics as st
 import sys
 
@@ -10,8 +11,10 @@ WL = {"cpu": "benchcpu (2 busy goroutines)", "deep": "benchdeep (2 goroutines, ~
       "esbuild": "esbuild bundling 400 JS modules"}
 CF = {"perf": "perf record (no call graph)", "perf-fp": "perf record --call-graph fp",
       "perf-dwarf": "perf record --call-graph dwarf,8192", "pmuprof": "pmuprof record",
-      "pmuprof-nocc": "pmuprof record --no-callchain"}
-ORDER = ["perf", "perf-fp", "perf-dwarf", "pmuprof", "pmuprof-nocc"]
+      "pmuprof-nocc": "pmuprof record --no-callchain",
+      "base": "base pmuprof record", "base-nocc": "base pmuprof record --no-callchain"}
+ORDER = ["perf", "perf-fp", "perf-dwarf", "pmuprof", "base", "pmuprof-nocc", "base-nocc"]
+BASE = os.environ.get("BENCH_BASE_NAME", "")
 
 
 def med(xs):
@@ -58,15 +61,19 @@ pm = None
 for l in open(proc):
     name, n, rate, size = l.rstrip("\n").split("\t")
     n, rate, size = int(n), int(rate), int(size)
-    if name.startswith("pmuprof"):
+    if name.startswith("pmuprof") and pm is None:
         pm = rate
         rel = ""
+    elif name.startswith("pmuprof"):
+        rel = " (%.2f× of pmuprof's)" % (rate / pm) if pm else ""
     else:
         rel = " (pmuprof: %.0f× faster)" % (pm / rate) if pm and rate else ""
     print("| %s | %d | %d%s | %.0f |" % (name, n, rate, rel, size / n if n else 0))
 print()
 for l in open(extra):
     print(l.rstrip("\n"))
+if BASE:
+    print("- base: %s, beside pmuprof in the same rounds" % BASE)
 print("- median of %s round(s), alternating; %s CPUs, load average %s at the end; "
       "perf_event_max_sample_rate %s before, %s after; run took %s s" % (
           rounds, ncpu, load, kmax0, kmax1, secs))

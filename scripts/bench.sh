@@ -12,6 +12,8 @@
 #   perf-dwarf  perf record --call-graph dwarf,8192
 #   pmuprof     pmuprof record -e cpu-clock (--all-frames: goexit counted)
 #   pmuprof-nocc  the same with --no-callchain (no kernel frame-pointer walk)
+#   base, base-nocc  the same two with another pmuprof binary, $BENCH_BASE
+#               (a build of an older commit: before and after in one run)
 # at 1, 10 and 20 kHz (and the kernel maximum in the full run), median of 3
 # rounds (1 with --quick).  Per configuration: slowdown of the target against
 # no profiler, samples, lost samples, the recorder's own CPU per sample (its
@@ -25,7 +27,10 @@
 # perf_event_paranoid <= 1), perf, python3, a C compiler, and `make` done.
 #
 # Environment: BENCH_ROUNDS (default 3, 1 with --quick), BENCH_SCALE (work
-# per goroutine, default 1), BENCH_DIR (scratch, default a mktemp dir).
+# per goroutine, default 1), BENCH_DIR (scratch, default a mktemp dir),
+# BENCH_BASE (a second pmuprof binary, run beside $PMUPROF as "base"; its
+# replay of the same capture is timed too), BENCH_CONFIGS (the recorders,
+# default all of the above).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 quick=0
@@ -44,6 +49,8 @@ res=$d/results.tsv
 log() { echo "bench: $*" >&2; }
 
 [ -x "$PMUPROF" ] || { echo "bench: $PMUPROF missing: run make first" >&2; exit 1; }
+BASE=${BENCH_BASE:-}
+[ -z "$BASE" ] || [ -x "$BASE" ] || { echo "bench: BENCH_BASE=$BASE is not an executable" >&2; exit 1; }
 command -v perf >/dev/null || { echo "bench: perf not installed" >&2; exit 1; }
 sh "$top/scripts/fixtures.sh" >&2 || exit 1
 t_start=$(date +%s)
@@ -93,6 +100,8 @@ rec_cmd() {
 	perf-dwarf) echo "perf record -q -e cpu-clock -F $2 --call-graph dwarf,8192 -o $3.perf.data --" ;;
 	pmuprof) echo "$PMUPROF record --all-frames -e cpu-clock -F $2 -o $3.pb.gz --" ;;
 	pmuprof-nocc) echo "$PMUPROF record --all-frames -e cpu-clock -F $2 --no-callchain -o $3.pb.gz --" ;;
+	base) echo "$BASE record --all-frames -e cpu-clock -F $2 -o $3.pb.gz --" ;;
+	base-nocc) echo "$BASE record --all-frames -e cpu-clock -F $2 --no-callchain -o $3.pb.gz --" ;;
 	esac
 }
 
@@ -147,7 +156,7 @@ run_one() {
 		# keep the 20 kHz cpu captures of round 1 for the processing rates
 		if [ "$wl-$rate-$r" = cpu-20000-1 ]; then mv "$b.perf.data" "$d/proc-$cf.perf.data"; else rm -f "$b.perf.data"; fi
 		;;
-	pmuprof*)
+	pmuprof* | base*)
 		set -- $(sed -n 's/^pmuprof: wrote .*: \([0-9]*\) samples (\([0-9]*\) lost).*/\1 \2/p' "$b.err")
 		samples=${1:-0} lost=${2:-0} bytes=$(wc -c <"$b.pb.gz")
 		comp=$(pm_complete "$b.pb.gz")
@@ -159,13 +168,16 @@ run_one() {
 }
 
 configs="none perf perf-fp perf-dwarf pmuprof pmuprof-nocc"
+[ -n "$BASE" ] && configs="$configs base base-nocc"
+configs=${BENCH_CONFIGS:-$configs}
+nconf=$(echo $configs | wc -w)
 r=1
 while [ "$r" -le "$rounds" ]; do
 	for wl in $workloads; do
 		for rate in $rates; do
 			# rotate the order every round and rate so no recorder always runs first
 			set -- $configs
-			k=$(( (r + $(echo "$rates" | tr ' ' '\n' | grep -n "^$rate\$" | cut -d: -f1)) % 6 ))
+			k=$(( (r + $(echo "$rates" | tr ' ' '\n' | grep -n "^$rate\$" | cut -d: -f1)) % nconf ))
 			while [ $k -gt 0 ]; do x=$1; shift; set -- "$@" "$x"; k=$((k - 1)); done
 			for cf in "$@"; do
 				# perf's dwarf copies at the kernel maximum write GBs: skip
@@ -188,13 +200,20 @@ $TIMER "$d/raw.t" "$PMUPROF" record -q -e cpu-clock -F 20000 -o "$d/raw.pb.gz" -
 	-- $(wl_cmd cpu) >/dev/null 2>"$d/raw.err"
 n=$(PMUPROF_REPLAY_STATS=1 "$PMUPROF" report -i "$d/raw.data" --folded 2>&1 >/dev/null |
 	sed -n 's/.* \([0-9]*\) samples in .*/\1/p')
-best=0
-for _ in 1 2 3; do
-	v=$(PMUPROF_REPLAY_STATS=1 taskset -c 0 "$PMUPROF" report -i "$d/raw.data" --folded 2>&1 >/dev/null |
-		sed -n 's/.* \([0-9]*\) samples\/s$/\1/p')
-	[ -n "$v" ] && [ "$v" -gt "$best" ] && best=$v
-done
-printf 'pmuprof report -i capture --folded\t%s\t%s\t%s\n' "${n:-0}" "$best" "$(wc -c <"$d/raw.data")" >>"$proc"
+# best_replay BIN: its best rate of 3 replays of the capture, samples/s
+best_replay() {
+	best=0
+	for _ in 1 2 3; do
+		v=$(PMUPROF_REPLAY_STATS=1 taskset -c 0 "$1" report -i "$d/raw.data" --folded 2>&1 >/dev/null |
+			sed -n 's/.* \([0-9]*\) samples\/s$/\1/p')
+		[ -n "$v" ] && [ "$v" -gt "$best" ] && best=$v
+	done
+	echo "$best"
+}
+printf 'pmuprof report -i capture --folded\t%s\t%s\t%s\n' "${n:-0}" "$(best_replay "$PMUPROF")" \
+	"$(wc -c <"$d/raw.data")" >>"$proc"
+[ -n "$BASE" ] && printf 'pmuprof report -i capture --folded (base)\t%s\t%s\t%s\n' "${n:-0}" \
+	"$(best_replay "$BASE")" "$(wc -c <"$d/raw.data")" >>"$proc"
 fold_awk='BEGIN { RS = ""; FS = "\n" }
 { s = ""; for (i = NF; i >= 2; i--) { split($i, w, " "); f = w[2]; sub(/\+0x[0-9a-f]+$/, "", f); s = s (s == "" ? "" : ";") f }
   c[s]++ }
@@ -253,7 +272,7 @@ echo "- attach to a 1000-thread process: $(echo $ats | tr ' ' '\n' | sort -n | a
 
 echo "- $kmax_note" >>"$extra"
 t_end=$(date +%s)
-$FMT "$res" "$proc" "$extra" "$rounds" "$kmax" "$(cat /proc/sys/kernel/perf_event_max_sample_rate)" \
+BENCH_BASE_NAME="$BASE" $FMT "$res" "$proc" "$extra" "$rounds" "$kmax" "$(cat /proc/sys/kernel/perf_event_max_sample_rate)" \
 	"$((t_end - t_start))" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 rm -f "$d"/proc-*.perf.data "$d/raw.data" "$d/perf.folded" # hundreds of MB
 log "raw results in $d"
