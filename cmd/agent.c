@@ -15,7 +15,7 @@
 
 enum {
 	OPT_INTERVAL = 500, OPT_COMM, OPT_EXE, OPT_CGROUP, OPT_FILTERS, OPT_SPOOL, OPT_SPOOL_MAX,
-	OPT_OTLP, OPT_PYROSCOPE, OPT_DIR, OPT_DIR_MAX, OPT_SCAN,
+	OPT_OTLP, OPT_PYROSCOPE, OPT_DIR, OPT_DIR_MAX, OPT_SCAN, OPT_PER_PROCESS,
 };
 
 #define DEFAULT_SPOOL_MAX_MB 64
@@ -41,6 +41,7 @@ static const struct pm_opt agent_opts[] = {
 	{ OPT_CREATORS, "creators", NULL, "put each goroutine's stack under its creators' (8 levels)" },
 	{ OPT_STACK_SIZE, "stack-size", "BYTES", "user stack bytes copied per sample (default 8192)" },
 	{ OPT_KERNEL, "kernel", NULL, "keep kernel frames" },
+	{ OPT_PER_PROCESS, "per-process", NULL, "a recording per process even for the CPU events alone (default: one for the host, events per CPU)" },
 	{ OPT_OTLP, "otlp", "URL", "push OTLP profiles to an OpenTelemetry Collector (http://HOST:4318)" },
 	{ OPT_PYROSCOPE, "pyroscope", "URL", "push pprof to a Pyroscope server (http://HOST:4040)" },
 	{ OPT_DIR, "dir", "DIR", "write a pprof file per process per interval into DIR" },
@@ -116,6 +117,9 @@ static int agent_opt(int key, const char *arg, void *ctx)
 	switch (key) {
 	case 'p':
 		return cmd_parse_ids(arg, "PID", &a->pids, &a->npids);
+	case OPT_PER_PROCESS:
+		c->per_process = true;
+		return 0;
 	case OPT_COMM:
 		add_str(&a->comms, &a->ncomms, arg);
 		break;

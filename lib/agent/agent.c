@@ -21,6 +21,7 @@
 
 #include "agent/otlp.h"
 #include "agent/push.h"
+#include "agent/recorder.h"
 #include "agent/sink.h"
 #include "agent/spool.h"
 #include "base/util.h"
@@ -28,11 +29,11 @@
 #include "profile/profile.h"
 
 #define TICK_MS 500 /* the loop's longest sleep: a signal (stop, SIGHUP) ends it at once */
-#define IDLE_MS 1000 /* a recording's longest sleep: at 19 Hz its rings' watermarks wake it */
+#define RESTART_MAX_S 60 /* a host-wide recording that failed: started again after 1, 2, 4 .. s */
 #define STOP_WAIT_NS 15000000000ULL /* the recorders' last intervals, at most */
 #define FLUSH_MS 20000 /* the pushes' last pass at the stop, at most */
 
-/* A recording child: its target, by pid and start time. */
+/* A recording child: its target, by pid and start time (0: the host-wide one). */
 struct kid {
 	pid_t kid, target;
 	uint64_t start;
@@ -50,6 +51,10 @@ struct agent {
 	/* targets given up on (their recording failed): not started again */
 	struct pm_disc_proc *failed;
 	size_t nfailed, capfailed;
+	/* host-wide (recorder.h): one child for every target; when to start it again */
+	bool host;
+	uint64_t host_at;
+	unsigned host_fails;
 	struct pm_spool *spool;
 	struct pm_push *push;
 	unsigned nbackends;
@@ -121,7 +126,7 @@ int pm_agent_filter_parse(const char *text, size_t len, struct pm_disc_filter *f
 	return rc;
 }
 
-static int read_filter_file(const char *path, struct pm_disc_filter *f, char *err, size_t errlen)
+int pm_agent_filter_read(const char *path, struct pm_disc_filter *f, char *err, size_t errlen)
 {
 	char buf[65536], line[256];
 	FILE *fp = fopen(path, "re");
@@ -145,84 +150,6 @@ static int read_filter_file(const char *path, struct pm_disc_filter *f, char *er
 	return rc ? -1 : 0;
 }
 
-/* ---- a recording child ---- */
-
-struct rec_ctx {
-	const struct pm_agent_cfg *cfg;
-	struct pm_agent_meta meta;
-	int fd; /* the pipe to the agent */
-};
-
-/* The interval's samples: the sum of its first value (a count where there are samples). */
-static int64_t samples_of(const struct pm_profile *p)
-{
-	int64_t n = 0;
-
-	for (size_t i = 0; pm_prof_nsample_types(p) && i < pm_prof_nsamples(p); i++)
-		n += pm_prof_sample_at(p, i)->values[0];
-	return n;
-}
-
-/* An interval of the child's target: into the spool, with its resource. */
-static void on_interval(void *arg, struct pm_profile *prof, uint64_t start, uint64_t dur,
-			bool last)
-{
-	struct rec_ctx *c = arg;
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int64_t n = samples_of(prof);
-	char err[256];
-	int rc;
-
-	c->meta.start_ns = start;
-	c->meta.duration_ns = dur;
-	rc = pm_pprof_encode(prof, &buf, &len);
-	if (rc == 0)
-		rc = pm_sink_send(c->fd, &c->meta, buf, len);
-	if (rc)
-		pm_seterr(err, sizeof(err), "%s", strerror(-rc));
-	if (rc)
-		pm_warn("agent: process %d (%s): interval %" PRIu64 " lost: %s", (int)c->meta.pid,
-			c->meta.service, c->meta.seq, err);
-	else if (c->cfg->verbose)
-		pm_info("agent: process %d (%s): interval %" PRIu64 ", %.1f s, %" PRId64 " %s, "
-			"%zu bytes%s",
-			(int)c->meta.pid, c->meta.service, c->meta.seq, (double)dur / 1e9, n,
-			pm_prof_nsample_types(prof) ? pm_prof_sample_type(prof, 0)->type : "samples", len,
-			last ? " (its last)" : "");
-	c->meta.seq++;
-	free(buf);
-	pm_prof_free(prof);
-}
-
-/* The child's life: record its target, interval by interval, until stopped or it exits. */
-static PM_NORETURN void recorder_main(const struct pm_agent_cfg *cfg, const struct pm_disc_proc *p,
-					int fd)
-{
-	struct pm_record_cfg rc = cfg->rec;
-	struct pm_record_result res;
-	struct rec_ctx c = { .cfg = cfg, .meta = p->meta, .fd = fd };
-
-	rc.pids = &p->pid;
-	rc.npids = 1;
-	rc.tids = NULL;
-	rc.ntids = 0;
-	rc.argv = NULL;
-	rc.quiet = true;
-	rc.progress = false;
-	rc.duration = 0;
-	rc.stop = cfg->stop;
-	rc.interval = cfg->interval;
-	rc.idle_ms = IDLE_MS;
-	rc.on_interval = on_interval;
-	rc.interval_arg = &c;
-	pm_record_run(&rc, &res);
-	if (res.err && cfg->verbose)
-		pm_warn("agent: process %d (%s): %s", (int)p->pid, p->meta.service, res.msg);
-	close(fd);
-	_exit(res.err ? 1 : 0);
-}
-
 /* ---- the supervisor ---- */
 
 static bool known(const struct agent *a, const struct pm_disc_proc *p)
@@ -236,15 +163,18 @@ static bool known(const struct agent *a, const struct pm_disc_proc *p)
 	return false;
 }
 
+/* A recording child for @p, or (NULL) the host-wide one. */
 static void start_recorder(struct agent *a, const struct pm_disc_proc *p)
 {
+	pid_t self = getpid(), kid;
 	int fds[2];
-	pid_t kid;
 
 	if (pipe2(fds, O_CLOEXEC) < 0) {
-		pm_warn("agent: process %d: cannot make a pipe: %s", (int)p->pid, strerror(errno));
+		pm_warn("agent: process %d: cannot make a pipe: %s", p ? (int)p->pid : 0,
+			strerror(errno));
 		return;
 	}
+	pm_push_fork_begin(a->push);
 	kid = fork();
 	if (kid == 0) {
 		/* (the other children's pipes are close-on-exec, but there is no exec: closed here) */
@@ -252,18 +182,23 @@ static void start_recorder(struct agent *a, const struct pm_disc_proc *p)
 			if (a->kids[i].rx)
 				close(pm_sink_rx_fd(a->kids[i].rx));
 		close(fds[0]);
-		recorder_main(a->cfg, p, fds[1]);
+		if (!p)
+			pm_agent_record_host(a->cfg, self, fds[1]);
+		pm_agent_record_proc(a->cfg, p, fds[1]);
 	}
+	pm_push_fork_end(a->push);
 	close(fds[1]);
 	if (kid < 0) {
 		close(fds[0]);
-		pm_warn("agent: process %d: cannot fork: %s", (int)p->pid, strerror(errno));
+		pm_warn("agent: cannot fork: %s", strerror(errno));
 		return;
 	}
 	PM_GROW(a->kids, a->capkids, a->nkids + 1);
-	a->kids[a->nkids++] = (struct kid){ .kid = kid, .target = p->pid, .start = p->start,
-					     .meta = p->meta, .rx = pm_sink_rx_new(fds[0]) };
-	if (a->cfg->verbose)
+	a->kids[a->nkids++] = (struct kid){ .kid = kid, .target = p ? p->pid : 0,
+					     .start = p ? p->start : 0,
+					     .meta = p ? p->meta : (struct pm_agent_meta){ 0 },
+					     .rx = pm_sink_rx_new(fds[0]) };
+	if (p && a->cfg->verbose)
 		pm_info("agent: recording process %d (%s, %s)", (int)p->pid, p->meta.service,
 			p->meta.exe_path);
 }
@@ -302,6 +237,18 @@ static void forget(struct agent *a, size_t i)
 	struct kid *k = &a->kids[i];
 	bool ok = WIFEXITED(k->status) && WEXITSTATUS(k->status) == 0;
 
+	if (!k->target) { /* the host-wide one: started again, later after each failure */
+		uint64_t wait_s;
+
+		a->host_fails = ok || k->stopping ? 0 : a->host_fails + 1;
+		wait_s = PM_MIN(1ULL << PM_MIN(a->host_fails, 6u), (unsigned long long)RESTART_MAX_S);
+		a->host_at = pm_now_ns() + wait_s * 1000000000ULL;
+		if (!ok && !k->stopping)
+			pm_warn("agent: the host-wide recording failed; started again in %" PRIu64 " s",
+				wait_s);
+		*k = a->kids[--a->nkids];
+		return;
+	}
 	if (!ok && !k->stopping) { /* its recording failed: not tried again */
 		PM_GROW(a->failed, a->capfailed, a->nfailed + 1);
 		a->failed[a->nfailed++] = (struct pm_disc_proc){ .pid = k->target, .start = k->start };
@@ -380,7 +327,7 @@ static void reload(struct agent *a)
 
 	if (!a->cfg->filter_file)
 		return;
-	if (read_filter_file(a->cfg->filter_file, &f, err, sizeof(err))) {
+	if (pm_agent_filter_read(a->cfg->filter_file, &f, err, sizeof(err))) {
 		pm_warn("agent: %s; the filters stay as they were", err);
 		return;
 	}
@@ -388,7 +335,12 @@ static void reload(struct agent *a)
 	pm_disc_filter_free(&f);
 	if (a->cfg->verbose)
 		pm_info("agent: filters read again from %s", a->cfg->filter_file);
-	scan(a, true);
+	if (!a->host) {
+		scan(a, true);
+		return;
+	}
+	for (size_t i = 0; i < a->nkids; i++) /* the host-wide recording reads them itself */
+		kill(a->kids[i].kid, SIGHUP);
 }
 
 /* Stop every recording: its last interval read, at most STOP_WAIT_NS; then killed. */
@@ -515,7 +467,7 @@ static int setup(struct agent *a, const struct pm_agent_cfg *cfg, char *err, siz
 
 	memset(a, 0, sizeof(*a));
 	a->cfg = cfg;
-	if (cfg->filter_file && read_filter_file(cfg->filter_file, &f, err, errlen))
+	if (cfg->filter_file && pm_agent_filter_read(cfg->filter_file, &f, err, errlen))
 		return -1;
 	if (open_backends(a, err, errlen)) {
 		pm_disc_filter_free(&f);
@@ -529,6 +481,7 @@ static int setup(struct agent *a, const struct pm_agent_cfg *cfg, char *err, siz
 		pm_disc_set_filter(a->disc, &cfg->filter);
 	}
 	a->started = pm_now_ns();
+	a->host = !cfg->per_process && pm_agent_host_kinds(&cfg->rec);
 	return 0;
 }
 
@@ -555,7 +508,7 @@ int pm_agent_run(const struct pm_agent_cfg *cfg, char *err, size_t errlen)
 		return -1;
 	}
 	while (!(cfg->stop && *cfg->stop)) {
-		uint64_t now = pm_now_ns();
+		uint64_t now = pm_now_ns(), next;
 
 		if (cfg->duration > 0 && (double)(now - a.started) / 1e9 >= cfg->duration)
 			break;
@@ -564,14 +517,16 @@ int pm_agent_run(const struct pm_agent_cfg *cfg, char *err, size_t errlen)
 			*cfg->reload = 0;
 			reload(&a);
 		}
-		if (now - last_scan >= scan_ns) {
+		if (a.host && !a.nkids && now >= a.host_at)
+			start_recorder(&a, NULL);
+		if (!a.host && now - last_scan >= scan_ns) {
 			scan(&a, false);
 			last_scan = now;
 		}
+		/* (host-wide: no scans, the recording judges each process itself) */
+		next = a.host ? (a.nkids ? now + TICK_MS * 1000000ULL : a.host_at) : last_scan + scan_ns;
 		now = pm_now_ns();
-		read_pipes(&a, (int)PM_MIN((uint64_t)TICK_MS,
-					   (last_scan + scan_ns > now ? last_scan + scan_ns - now : 0) /
-						   1000000 + 1));
+		read_pipes(&a, (int)PM_MIN((uint64_t)TICK_MS, (next > now ? next - now : 0) / 1000000 + 1));
 	}
 	stop_recorders(&a);
 	teardown(&a);

@@ -47,6 +47,11 @@ struct pm_agent_cfg {
 	const char *dir;       /* a directory for a pprof file per process per interval, NULL none */
 	uint64_t dir_max;      /* its bound, bytes */
 	int verbose;           /* -v: one line per interval */
+	/*
+	 * --per-process: a recording child per target even for the CPU
+	 * events alone, which are otherwise recorded host-wide (recorder.h)
+	 */
+	bool per_process;
 	volatile sig_atomic_t *stop;   /* set by SIGINT/SIGTERM: flush and end */
 	volatile sig_atomic_t *reload; /* set by SIGHUP: filter_file read again */
 };
@@ -63,5 +68,7 @@ int pm_agent_run(const struct pm_agent_cfg *cfg, char *err, size_t errlen);
  */
 int pm_agent_filter_parse(const char *text, size_t len, struct pm_disc_filter *f, char *err,
 			  size_t errlen);
+/* The filter file @path read and parsed: 0, or -1 with the cause in @err. */
+int pm_agent_filter_read(const char *path, struct pm_disc_filter *f, char *err, size_t errlen);
 
 #endif

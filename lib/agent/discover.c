@@ -390,6 +390,24 @@ static bool look_at(struct pm_disc *d, pid_t pid, pid_t self, struct pm_disc_pro
 	return now->target;
 }
 
+int pm_disc_judge(struct pm_disc *d, pid_t pid, pid_t self, struct pm_disc_proc *p)
+{
+	char link[512];
+	struct stat st;
+	pid_t ppid;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	snprintf(link, sizeof(link), "%s/%d/exe", d->root, (int)pid);
+	if (stat(link, &st) < 0) { /* gone, or a kernel thread (no exe) */
+		snprintf(link, sizeof(link), "%s/%d", d->root, (int)pid);
+		return stat(link, &st) < 0 ? -ESRCH : 0;
+	}
+	if (pid == self || !read_stat(d, pid, &ppid, &p->start) || ppid == self)
+		return 0;
+	return judge(d, p, link, &st) ? 1 : 0;
+}
+
 static int by_pid(const void *a, const void *b)
 {
 	pid_t x = ((const struct pm_disc_proc *)a)->pid, y = ((const struct pm_disc_proc *)b)->pid;

@@ -48,6 +48,13 @@ void pm_disc_set_filter(struct pm_disc *d, const struct pm_disc_filter *f);
  * children) are left out.  Returns 0 or -errno (no /proc).
  */
 int pm_disc_scan(struct pm_disc *d, pid_t self, struct pm_disc_proc **out, size_t *n);
+/*
+ * One process judged now, as a scan would (a host-wide recording asks at
+ * its first record): 1 a target (its start time and resource in *@p), 0
+ * not one (not Go, not matching, @self or a child of it, a kernel thread),
+ * -ESRCH gone.
+ */
+int pm_disc_judge(struct pm_disc *d, pid_t pid, pid_t self, struct pm_disc_proc *p);
 /* Binaries judged so far, and of them Go programs (the agent's -v line). */
 void pm_disc_counts(const struct pm_disc *d, size_t *binaries, size_t *go);
 /*

@@ -78,6 +78,13 @@ struct pm_push {
 	struct backend b[PM_SPOOL_MAX_BACKENDS];
 	unsigned nb;
 	pthread_mutex_t lock; /* the stats and the stop request */
+	/*
+	 * A fork (pm_push_fork_begin()): asked, the thread parks in a wait
+	 * on @cond between two steps, holding no lock of the allocator's,
+	 * libcurl's or stdio's, until the fork is done.  (Under @lock.)
+	 */
+	pthread_cond_t cond;
+	bool fork_wanted, parked, exited;
 	pthread_t thread;
 	bool started, stopping;
 	uint64_t stop_at_ms;
@@ -595,13 +602,31 @@ static void abort_all(struct pm_push *p)
 	}
 }
 
+/* Between two steps: parked while a fork is asked for (pm_push_fork_begin()). */
+static void park_if_asked(struct pm_push *p)
+{
+	pthread_mutex_lock(&p->lock);
+	if (p->fork_wanted) {
+		p->parked = true;
+		pthread_cond_broadcast(&p->cond);
+		while (p->fork_wanted)
+			pthread_cond_wait(&p->cond, &p->lock);
+		p->parked = false;
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
 /* Push until @deadline_ms, or until nothing is pending when @until_idle. */
 static bool run_loop(struct pm_push *p, bool until_idle, uint64_t deadline_ms)
 {
 	for (;;) {
-		long wait = step(p);
-		uint64_t now = now_ms();
+		long wait;
+		uint64_t now;
 		bool stop;
+
+		park_if_asked(p);
+		wait = step(p);
+		now = now_ms();
 
 		pthread_mutex_lock(&p->lock);
 		stop = p->stopping;
@@ -624,7 +649,35 @@ static void *thread_main(void *arg)
 
 	run_loop(p, false, UINT64_MAX);
 	abort_all(p);
+	pthread_mutex_lock(&p->lock);
+	p->exited = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
 	return NULL;
+}
+
+void pm_push_fork_begin(struct pm_push *p)
+{
+	if (!p || !p->started)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->fork_wanted = true;
+	pthread_mutex_unlock(&p->lock);
+	curl_multi_wakeup(p->multi);
+	pthread_mutex_lock(&p->lock);
+	while (!p->parked && !p->exited)
+		pthread_cond_wait(&p->cond, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pm_push_fork_end(struct pm_push *p)
+{
+	if (!p || !p->started)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->fork_wanted = false;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
 }
 
 int pm_push_start(struct pm_push *p)
@@ -824,6 +877,7 @@ int pm_push_new(struct pm_push **out, struct pm_spool *sp, const struct pm_push_
 	p->sp = sp;
 	default_opts(&p->o, o);
 	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
 	p->rng = pm_hash_seed() | 1;
 	p->multi = curl_multi_init();
 	if (!p->multi) {
@@ -864,5 +918,6 @@ void pm_push_free(struct pm_push *p)
 	if (p->multi)
 		curl_multi_cleanup(p->multi);
 	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
 	free(p);
 }

@@ -104,6 +104,13 @@ int pm_push_start(struct pm_push *p);
 /* After a put: the thread looks at the spool now (else within a second).  Any thread. */
 void pm_push_kick(struct pm_push *p);
 /*
+ * Around a fork() of the thread's process: the thread parked between two
+ * steps, holding no lock (allocator, libcurl, stdio) the child could
+ * need.  NULL and a push not started are fine.
+ */
+void pm_push_fork_begin(struct pm_push *p);
+void pm_push_fork_end(struct pm_push *p);
+/*
  * Stop the thread: it pushes on while anything is pending, for up to
  * @flush_ms (0: stops at once), then aborts what is in flight (it stays
  * spooled, pushed again at the next start: a server that had it already

@@ -498,29 +498,56 @@ void pm_attach_resolve_kernel(struct pm_attach *a, struct pm_evt_spec *spec, siz
 	a->refused = level;
 }
 
+static int open_thread(struct pm_attach *a, pid_t tid);
+
+/* The message of open_thread()'s failure @err (unless it said one): @err. */
+static int open_failed(struct pm_attach *a, int err)
+{
+	int fe = a->fail_ev;
+	char buf[512];
+
+	if (!a->err_set) {
+		pm_evt_strerror(err, &a->ev.spec[fe], &a->ev.attr[fe], buf, sizeof(buf));
+		set_err(a, err == -EINVAL && a->ev.attr[fe].freq, "%s", buf);
+	}
+	return err;
+}
+
 /* Launch: every event on every CPU for @pid and, inherited, its threads. */
 int pm_attach_open_events(struct pm_attach *a, const struct pm_evset *set, pid_t pid)
 {
-	char buf[512];
 	int err;
 
 	a->err[0] = '\0';
 	setup_events(a, set, true);
 	err = open_thread(a, pid);
 	a->threads = 0; /* attach only */
-	if (err) {
-		int fe = a->fail_ev;
-
-		if (!a->err_set) {
-			pm_evt_strerror(err, &a->ev.spec[fe], &a->ev.attr[fe], buf, sizeof(buf));
-			set_err(a, err == -EINVAL && a->ev.attr[fe].freq, "%s", buf);
-		}
-		return err;
-	}
+	if (err)
+		return open_failed(a, err);
 	for (size_t e = 0; e < a->ev.n; e++)
 		if ((a->flags[e] & PM_EVSET_CPUWIDE) && pm_attach_cpuwide(a, e, true) < 0)
 			return -1;
 	a->threads_live = 1; /* the command, once started */
+	return 0;
+}
+
+int pm_attach_open_host(struct pm_attach *a, const struct pm_evset *set)
+{
+	int err;
+
+	a->err[0] = '\0';
+	setup_events(a, set, false);
+	for (size_t e = 0; e < a->ev.n; e++)
+		a->ev.attr[e].inherit = 0; /* every task already */
+	err = open_thread(a, -1);
+	a->threads = 0;
+	if (err)
+		return open_failed(a, err);
+	for (size_t i = 0; i < a->nfds; i++)
+		if (ioctl(a->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
+			set_err(a, false, "cannot enable the events: %s", strerror(errno));
+			return -1;
+		}
 	return 0;
 }
 

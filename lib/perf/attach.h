@@ -115,6 +115,11 @@ void pm_attach_resolve_kernel(struct pm_attach *a, struct pm_evt_spec *spec, siz
 			      bool kernel);
 /* Launch: every event of @set on every CPU for @pid and, inherited, its threads; -errno. */
 int pm_attach_open_events(struct pm_attach *a, const struct pm_evset *set, pid_t pid);
+/*
+ * Host-wide: every event on every CPU for every process (pid -1, side-band
+ * records of them all), enabled at once.  0 or -errno, the message said.
+ */
+int pm_attach_open_host(struct pm_attach *a, const struct pm_evset *set);
 /* Attach: @set opened on every target thread, enabled; 0 or -1. */
 int pm_attach_all(struct pm_attach *a, const struct pm_evset *set);
 /* Once open (and the caller's work at the start done): pm_attach_resolve_kernel()'s warning. */

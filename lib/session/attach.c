@@ -98,6 +98,7 @@ void pm_att_resolve_kernel(struct session *s)
 	pm_attach_resolve_kernel(s->att, s->spec, s->nev, s->cfg->kernel);
 }
 
+/* The events open on every CPU, for one process (@pid) or, -1, every process. */
 int pm_att_open_events(struct session *s, pid_t pid)
 {
 	uint8_t flags[PM_SES_EVT_MAX];
@@ -105,7 +106,8 @@ int pm_att_open_events(struct session *s, pid_t pid)
 	int rc;
 
 	evset_of(s, &set, flags);
-	rc = took(s, pm_attach_open_events(s->att, &set, pid));
+	rc = took(s, pid < 0 ? pm_attach_open_host(s->att, &set)
+			     : pm_attach_open_events(s->att, &set, pid));
 	if (rc)
 		return rc;
 	pm_ses_layout(s);

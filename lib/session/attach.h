@@ -27,7 +27,8 @@ int pm_att_resolve_hardware(struct session *s);
 void pm_att_resolve_kernel(struct session *s);
 /*
  * Launch: every event on every CPU for @pid and, inherited, its threads;
- * then the record layout (pm_ses_layout(): with --raw, the capture begins).
+ * host-wide (@pid -1): for every process, enabled at once.  Then the
+ * record layout (pm_ses_layout(): with --raw, the capture begins).
  */
 int pm_att_open_events(struct session *s, pid_t pid);
 /* Attach: open on every target thread, enable them all; the layout, then the maps loaded. */

@@ -551,7 +551,7 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 			res->samples);
 	res->exit_code = tr ? (int)tr->exit_code : 0;
 	res->seconds = (double)(pm_now_ns() - t0) / 1e9;
-	*out = pm_build_profile(&s, meta->t0_wall_ns, tr ? tr->duration_ns : 0);
+	*out = pm_build_profile(&s, 0, meta->t0_wall_ns, tr ? tr->duration_ns : 0);
 out:
 	pm_ses_release(&s);
 	pm_data_close(d);

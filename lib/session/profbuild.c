@@ -178,7 +178,13 @@ static void comments(struct session *s, struct pm_profile *p, uint64_t dur)
 	pm_prof_add_comment(p, c);
 	free(c);
 	gor_comment(s, p);
-	if (s->attach) {
+	if (s->cfg->host) {
+		c = xasprintf("host-wide: %" PRIu64 " events on every CPU for every process, %" PRIu64
+			      " records of the processes not recorded dropped",
+			      s->res->events, s->res->foreign);
+		pm_prof_add_comment(p, c);
+		free(c);
+	} else if (s->attach) {
 		c = xasprintf("attached: %" PRIu64 " threads, %" PRIu64 " events, %.1f ms",
 			      s->res->threads, s->res->events, s->res->attach_ms);
 		pm_prof_add_comment(p, c);
@@ -352,25 +358,40 @@ static void add_stack(struct build *b, size_t i, uint64_t *locs)
 	pm_src_profile_stack(s, b->p, locs, n, v, lab, nlab); /* each source's samples of it */
 }
 
+/* Is stack @i in the profile of @pid (0: every process's), cut in intervals or not? */
+static bool stack_in(const struct session *s, size_t i, pid_t pid)
+{
+	uint32_t p, tid;
+
+	if (s->cfg->interval > 0 && pm_stacks_is_zero(s->stacks, i))
+		return false;
+	if (!pid)
+		return true;
+	pm_stacks_tags(s->stacks, i, &p, &tid);
+	return p == (uint32_t)pid;
+}
+
 /*
  * Cut in intervals (record.h: interval), the stacks of earlier intervals
- * stay with their values 0: the frames of this interval's stacks, those
- * alone symbolized and in its profile.  NULL: one profile, every frame.
+ * stay with their values 0; host-wide, a profile is one process's: the
+ * frames of the profile's stacks, those alone symbolized and in it.
+ * NULL: one profile, every frame.
  */
-static bool *frames_used(const struct session *s, size_t nframes)
+static bool *frames_used(const struct session *s, size_t nframes, pid_t pid)
 {
 	bool *used;
 
-	if (!(s->cfg->interval > 0))
+	if (!(s->cfg->interval > 0) && !pid)
 		return NULL;
 	used = xcalloc(nframes ? nframes : 1, sizeof(*used));
 	for (size_t i = 0; i < pm_stacks_count(s->stacks); i++) {
 		const int64_t *v;
 		size_t n;
-		const uint32_t *ids = pm_stacks_at(s->stacks, i, &n, &v);
+		const uint32_t *ids;
 
-		if (pm_stacks_is_zero(s->stacks, i))
+		if (!stack_in(s, i, pid))
 			continue;
+		ids = pm_stacks_at(s->stacks, i, &n, &v);
 		for (size_t k = 0; k < n; k++)
 			if (ids[k] < nframes)
 				used[ids[k]] = true;
@@ -378,8 +399,31 @@ static bool *frames_used(const struct session *s, size_t nframes)
 	return used;
 }
 
+size_t pm_build_pids(const struct session *s, pid_t **out)
+{
+	pid_t *v = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < pm_stacks_count(s->stacks); i++) {
+		uint32_t p, tid;
+		size_t k;
+
+		if (!stack_in(s, i, 0))
+			continue;
+		pm_stacks_tags(s->stacks, i, &p, &tid);
+		for (k = 0; k < n && v[k] != (pid_t)p; k++)
+			;
+		if (k < n)
+			continue;
+		PM_GROW(v, cap, n + 1);
+		v[n++] = (pid_t)p;
+	}
+	*out = v;
+	return n;
+}
+
 /* Symbolize every distinct frame once and build the pprof profile. */
-struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_t dur)
+struct pm_profile *pm_build_profile(struct session *s, pid_t pid, uint64_t t0_wall, uint64_t dur)
 {
 	struct build b = {
 		.s = s,
@@ -404,13 +448,13 @@ struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_
 	comments(s, b.p, dur);
 	tails(s, b.p);
 
-	used = frames_used(s, b.nframes);
+	used = frames_used(s, b.nframes, pid);
 	for (i = 0; i < b.nframes; i++)
 		if (!used || used[i])
 			frame_loc(&b, i);
 	mapping_flags(&b);
 	for (i = 0; i < pm_stacks_count(s->stacks); i++)
-		if (!used || !pm_stacks_is_zero(s->stacks, i))
+		if (stack_in(s, i, pid))
 			add_stack(&b, i, locs);
 	free(used);
 	free(locs);

@@ -13,7 +13,12 @@
 
 struct pm_profile;
 
-/* The profile of @s, started at wall time @t0_wall, @dur ns long (owned: pm_prof_free()). */
-struct pm_profile *pm_build_profile(struct session *s, uint64_t t0_wall, uint64_t dur);
+/*
+ * The profile of @s, started at wall time @t0_wall, @dur ns long (owned:
+ * pm_prof_free()): of process @pid's stacks alone, or 0 every stack's.
+ */
+struct pm_profile *pm_build_profile(struct session *s, pid_t pid, uint64_t t0_wall, uint64_t dur);
+/* The processes with samples in the profile (cut in intervals: this one), in a new array. */
+size_t pm_build_pids(const struct session *s, pid_t **out);
 
 #endif

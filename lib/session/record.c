@@ -297,7 +297,7 @@ static int prepare(struct session *s, const char *output)
 	char err[256];
 	int rc;
 
-	if (s->attach && pm_att_check_targets(s))
+	if (s->attach && !cfg->host && pm_att_check_targets(s))
 		return -1;
 	/* started through sudo: the command runs as, and the files go to, the user who typed it */
 	rc = cfg->keep_privileges ? 0 : pm_target_sudo_user(&s->sudo_user.uid, &s->sudo_user.gid);
@@ -357,6 +357,17 @@ static int start_attached(struct session *s, struct run *r)
 	s->t_start = pm_now_ns();
 	if (!s->cfg->quiet)
 		pm_attach_summary(s->att);
+	return 0;
+}
+
+/* Host-wide: the events opened on every CPU for every process, and the clock started. */
+static int start_host(struct session *s, struct run *r)
+{
+	if (pm_att_open_events(s, -1))
+		return -1;
+	s->res->events = pm_attach_nevents(s->att);
+	r->t0_wall = start_time(s);
+	s->t_start = pm_now_ns();
 	return 0;
 }
 
@@ -511,6 +522,8 @@ static bool is_done(struct session *s, struct run *r, uint64_t now, bool exit_ne
 	/* attach: a stop or the end of every target; the targets are left alone */
 	if (r->forwarded)
 		return true;
+	if (s->cfg->host) /* host-wide: a stop alone */
+		return false;
 	/*
 	 * checked when a pidfd says so, else every 20 ms (threads of -t have
 	 * none): not every wakeup, a poll per process
@@ -537,19 +550,35 @@ static void next_cut(const struct session *s, struct run *r)
 }
 
 /*
+ * The interval from r->ivl_start to @end_wall handed over: its profile,
+ * or host-wide one a process with samples in it.
+ */
+static void hand_over(struct session *s, struct run *r, uint64_t end_wall, bool last)
+{
+	const struct pm_record_cfg *cfg = s->cfg;
+	uint64_t dur = end_wall - r->ivl_start;
+	pid_t *pids = NULL;
+	size_t n = cfg->host ? pm_build_pids(s, &pids) : 1;
+
+	for (size_t i = 0; i < n; i++) {
+		pid_t pid = pids ? pids[i] : 0;
+
+		cfg->on_interval(cfg->interval_arg, pm_build_profile(s, pid, r->ivl_start, dur), pid,
+				 r->ivl_start, dur, last);
+	}
+	free(pids);
+}
+
+/*
  * An interval ends: the records up to its end fed (the rest wait in the
- * rings), its profile built and handed over, every stack's values back
+ * rings), its profiles built and handed over, every stack's values back
  * to 0 for the next.
  */
 static void cut_interval(struct session *s, struct run *r)
 {
-	const struct pm_record_cfg *cfg = s->cfg;
-	struct pm_profile *prof;
-
 	drain(s, &r->dr, false, r->cut_mono);
-	prof = pm_build_profile(s, r->ivl_start, r->cut_wall - r->ivl_start);
+	hand_over(s, r, r->cut_wall, false);
 	pm_stacks_zero(s->stacks);
-	cfg->on_interval(cfg->interval_arg, prof, r->ivl_start, r->cut_wall - r->ivl_start, false);
 	r->ivl_start = r->cut_wall;
 	next_cut(s, r);
 }
@@ -581,7 +610,10 @@ static void run_loop(struct session *s, struct run *r)
 	}
 }
 
-/* The recording stopped: its last records, the results, and the profile built. */
+/*
+ * The recording stopped: its last records, the results, and the profile
+ * built (cut in intervals: the last one handed over, NULL).
+ */
 static struct pm_profile *finish(struct session *s, struct run *r)
 {
 	struct pm_record_result *res = s->res;
@@ -598,10 +630,10 @@ static struct pm_profile *finish(struct session *s, struct run *r)
 
 	s->duration_ns = pm_now_ns() - s->t_start; /* the capture's too: a replay's equals */
 	if (s->cfg->interval > 0) { /* the last interval: from the last cut to now */
-		r->cut_wall = PM_MAX(pm_wall_ns(), r->ivl_start);
-		return pm_build_profile(s, r->ivl_start, r->cut_wall - r->ivl_start);
+		hand_over(s, r, PM_MAX(pm_wall_ns(), r->ivl_start), true);
+		return NULL;
 	}
-	return pm_build_profile(s, r->t0_wall, s->duration_ns);
+	return pm_build_profile(s, 0, r->t0_wall, s->duration_ns);
 }
 
 /* The capture (--raw), then the profile.  Nonzero: the error is in s->res. */
@@ -684,6 +716,17 @@ static void summary(const struct session *s, const char *output)
 	}
 }
 
+/* A host-wide recording: no targets of its own, the CPU events alone, cut in intervals. */
+static bool host_ok(const struct pm_record_cfg *cfg, struct pm_record_result *res)
+{
+	if (cfg->argv || cfg->npids || cfg->ntids || !cfg->want || !(cfg->interval > 0))
+		pm_ses_err(res, PM_REC_USAGE, "host-wide: no command or pids, a filter, intervals");
+	else if (cfg->wall_hz || cfg->off_cpu || cfg->locks || cfg->alloc || cfg->inuse ||
+		 cfg->creators > 0 || cfg->memprofilerate || cfg->raw)
+		pm_ses_err(res, PM_REC_USAGE, "host-wide: the CPU events alone (-e, -F)");
+	return !res->err;
+}
+
 int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 {
 	struct session s;
@@ -702,15 +745,21 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 		pm_src_end(&s); /* (the states configure made) */
 		return res->err;
 	}
-	if (s.attach && !cfg->npids && !cfg->ntids) {
+	if (s.attach && !cfg->npids && !cfg->ntids && !cfg->host) {
 		pm_ses_err(res, PM_REC_USAGE, "nothing to record: give a command, -p PID or -t TID");
 		pm_src_end(&s);
 		return res->err;
 	}
-	s.att = pm_attach_new(s.attach);
+	if (cfg->host && !host_ok(cfg, res)) {
+		pm_src_end(&s);
+		return res->err;
+	}
+	s.att = pm_attach_new(s.attach && !cfg->host);
 	if (prepare(&s, r.output))
 		goto out;
-	if (s.attach ? start_attached(&s, &r) : start_command(&s, &r))
+	if (cfg->host ? start_host(&s, &r)
+	    : s.attach ? start_attached(&s, &r)
+		       : start_command(&s, &r))
 		goto out;
 	poll_init(&s, &r);
 	r.ivl_start = r.t0_wall;
@@ -719,8 +768,6 @@ int pm_record_run(const struct pm_record_cfg *cfg, struct pm_record_result *res)
 	run_loop(&s, &r);
 	prof = finish(&s, &r);
 	if (cfg->interval > 0) {
-		cfg->on_interval(cfg->interval_arg, prof, r.ivl_start, r.cut_wall - r.ivl_start, true);
-		prof = NULL;
 		warn_losses(res);
 		goto out;
 	}

@@ -159,9 +159,26 @@ struct pm_record_cfg {
 	 * longer.
 	 */
 	unsigned idle_ms;
-	void (*on_interval)(void *arg, struct pm_profile *prof, uint64_t start_wall_ns,
+	bool host; /* host-wide: see want below */
+	/*
+	 * @pid: host-wide, a profile for each process with samples in the
+	 * interval, of that process alone; 0 otherwise (every target's).
+	 */
+	void (*on_interval)(void *arg, struct pm_profile *prof, pid_t pid, uint64_t start_wall_ns,
 			    uint64_t dur_ns, bool last);
 	void *interval_arg;
+	/*
+	 * pmuprof agent, host-wide (no command, no pids): the events open on
+	 * every CPU for every process (perf record -a), each process's
+	 * records kept when @want says so (asked at every record: the caller
+	 * remembers its answers), which @proc_news tells first of an exec
+	 * (@exited false) or the end of the process (its main thread's exit).
+	 * The CPU events alone (-e, -F): none of the kinds that read or probe
+	 * a process of their own.  (@host is beside @idle_ms: no padding.)
+	 */
+	bool (*want)(void *arg, pid_t pid);
+	void (*proc_news)(void *arg, pid_t pid, bool exited);
+	void *want_arg;
 };
 
 enum pm_record_err {
@@ -195,6 +212,7 @@ struct pm_record_result {
 	/* of which the snapshots of --wall and --inuse (their reads and records), and how many */
 	uint64_t raw_snap_bytes, raw_snaps;
 	uint64_t records;      /* replay: records read from the capture */
+	uint64_t foreign;      /* host-wide: records of processes not recorded, dropped */
 };
 
 /* Run the session.  Returns res->err. */

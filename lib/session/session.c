@@ -214,8 +214,49 @@ static void on_other(struct session *s, const struct pm_rec *r)
 		pm_src_record(s, ev, r);
 }
 
+/*
+ * Host-wide (record.h: want): is @r of a process recorded?  An exec or
+ * the process's end told first, so that the caller judges it anew.
+ */
+static bool wanted(struct session *s, const struct pm_rec *r)
+{
+	const struct pm_record_cfg *cfg = s->cfg;
+	uint32_t pid;
+
+	switch (r->type) {
+	case PERF_RECORD_SAMPLE:
+		pid = r->sample.pid;
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		pid = r->mmap.pid;
+		break;
+	case PERF_RECORD_COMM:
+		pid = r->comm.pid;
+		if (r->comm.exec && cfg->proc_news)
+			cfg->proc_news(cfg->want_arg, (pid_t)pid, false);
+		break;
+	case PERF_RECORD_EXIT:
+		pid = r->task.pid;
+		if (r->task.tid == pid && cfg->proc_news)
+			cfg->proc_news(cfg->want_arg, (pid_t)pid, true);
+		break;
+	case PERF_RECORD_FORK:
+		pid = r->task.pid;
+		break;
+	default:
+		return true;
+	}
+	if (cfg->want(cfg->want_arg, (pid_t)pid))
+		return true;
+	s->res->foreign++;
+	return false;
+}
+
 static void on_record(struct session *s, const struct pm_rec *r)
 {
+	if (s->cfg->want && !wanted(s, r))
+		return;
 	switch (r->type) {
 	case PERF_RECORD_SAMPLE:
 		on_sample(s, &r->sample);

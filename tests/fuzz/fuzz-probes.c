@@ -333,7 +333,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 		else
 			mem_op(&s, op, &in);
 	}
-	p = pm_build_profile(&s, 0, 0);
+	p = pm_build_profile(&s, 0, 0, 0);
 	if (!p)
 		abort();
 	check(p);

@@ -189,6 +189,46 @@ static int t_filters(void)
 	return PM_PASS;
 }
 
+/* One process judged at its first record (host-wide): as a scan would, gone ones told. */
+static int t_judge(void)
+{
+	struct pm_disc *d;
+	struct pm_disc_proc p;
+	struct pm_disc_filter none = { 0 };
+	char dir[128];
+
+	if (setup())
+		SKIP("no Go fixture (scripts/fixtures.sh) or no temporary directory");
+	snprintf(dir, sizeof(dir), "%s/600", root); /* a kernel thread: no exe */
+	mkdir(dir, 0700);
+	d = pm_disc_new(root);
+	pm_disc_set_filter(d, &none);
+	CHECK_INT(pm_disc_judge(d, 10, 99, &p), 1);
+	CHECK_INT(p.pid, 10);
+	CHECK_INT(p.start, 1010);
+	CHECK_STR(p.meta.service, "checkout");
+	CHECK_INT(pm_disc_judge(d, 12, 99, &p), 1);
+	CHECK_STR(p.meta.comm, "w?[2J");
+	CHECK_INT(pm_disc_judge(d, 11, 99, &p), 0);  /* the shell */
+	CHECK_INT(pm_disc_judge(d, 13, 99, &p), 0);  /* the zombie */
+	CHECK_INT(pm_disc_judge(d, 14, 99, &p), 0);  /* pmuprof's child */
+	CHECK_INT(pm_disc_judge(d, 10, 10, &p), 0);  /* pmuprof itself */
+	CHECK_INT(pm_disc_judge(d, 600, 99, &p), 0); /* a kernel thread */
+	CHECK_INT(pm_disc_judge(d, 700, 99, &p), -ESRCH);
+	/* a filter: 12 by its comm alone */
+	{
+		char c0[] = "w\x1b[2J", *comms[] = { c0 };
+		struct pm_disc_filter f = { .comms = comms, .ncomms = 1 };
+
+		pm_disc_set_filter(d, &f);
+		CHECK_INT(pm_disc_judge(d, 10, 99, &p), 0);
+		CHECK_INT(pm_disc_judge(d, 12, 99, &p), 1);
+	}
+	pm_disc_free(d);
+	cleanup();
+	return PM_PASS;
+}
+
 static int t_container_id(void)
 {
 	char id[80];
@@ -209,6 +249,7 @@ static int t_container_id(void)
 static const struct pm_test tests[] = {
 	{ "scan", t_scan },
 	{ "filters", t_filters },
+	{ "judge", t_judge },
 	{ "container_id", t_container_id },
 	{ NULL, NULL },
 };
