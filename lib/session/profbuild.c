@@ -180,8 +180,9 @@ static void comments(struct session *s, struct pm_profile *p, uint64_t dur)
 	gor_comment(s, p);
 	if (s->cfg->host) {
 		c = xasprintf("host-wide: %" PRIu64 " events on every CPU for every process, %" PRIu64
-			      " records of the processes not recorded dropped",
-			      s->res->events, s->res->foreign);
+			      " records of the processes not recorded dropped, state renewed %" PRIu64
+			      " times",
+			      s->res->events, s->res->foreign, s->res->renewed);
 		pm_prof_add_comment(p, c);
 		free(c);
 	} else if (s->attach) {

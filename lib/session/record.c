@@ -35,6 +35,7 @@
 #include "session/profbuild.h"
 #include "profile/profile.h"
 #include "perf/ring.h"
+#include "symbols/maps.h"
 #include "session/session.h"
 #include "session/source.h"
 #include "base/path.h"
@@ -553,7 +554,7 @@ static void next_cut(const struct session *s, struct run *r)
  * The interval from r->ivl_start to @end_wall handed over: its profile,
  * or host-wide one a process with samples in it.
  */
-static void hand_over(struct session *s, struct run *r, uint64_t end_wall, bool last)
+static size_t hand_over(struct session *s, struct run *r, uint64_t end_wall, bool last)
 {
 	const struct pm_record_cfg *cfg = s->cfg;
 	uint64_t dur = end_wall - r->ivl_start;
@@ -567,18 +568,48 @@ static void hand_over(struct session *s, struct run *r, uint64_t end_wall, bool 
 				 r->ivl_start, dur, last);
 	}
 	free(pids);
+	return n;
+}
+
+/*
+ * Host-wide, at a cut: should the processing state be made anew
+ * (pm_ses_renew())?  When it knows many more processes than had samples
+ * in the interval (those that came and went), or many stacks: an agent
+ * on a host that starts a process a second stays bounded.  Each renewal
+ * costs the binaries' symbols read again (ms each), so not every cut:
+ * PM_RENEW_SLACK processes over twice the active ones
+ * (PMUPROF_RENEW_SLACK in the environment, for tests).
+ */
+#define PM_RENEW_SLACK 128
+#define PM_RENEW_STACKS (1u << 18)
+
+static bool renew_due(const struct session *s, size_t active)
+{
+	const char *env = getenv("PMUPROF_RENEW_SLACK");
+	size_t slack = env && *env ? (size_t)strtoul(env, NULL, 10) : PM_RENEW_SLACK;
+
+	return pm_maps_nprocs(s->maps) > 2 * active + slack ||
+	       pm_stacks_count(s->stacks) > PM_RENEW_STACKS;
 }
 
 /*
  * An interval ends: the records up to its end fed (the rest wait in the
  * rings), its profiles built and handed over, every stack's values back
- * to 0 for the next.
+ * to 0 for the next (or host-wide, now and then, the state made anew).
  */
 static void cut_interval(struct session *s, struct run *r)
 {
+	size_t active;
+
 	drain(s, &r->dr, false, r->cut_mono);
-	hand_over(s, r, r->cut_wall, false);
-	pm_stacks_zero(s->stacks);
+	active = hand_over(s, r, r->cut_wall, false);
+	if (s->cfg->host && renew_due(s, active)) {
+		pm_ses_renew(s);
+		gor_init(s);
+		s->res->renewed++;
+	} else {
+		pm_stacks_zero(s->stacks);
+	}
 	r->ivl_start = r->cut_wall;
 	next_cut(s, r);
 }

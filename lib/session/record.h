@@ -213,6 +213,7 @@ struct pm_record_result {
 	uint64_t raw_snap_bytes, raw_snaps;
 	uint64_t records;      /* replay: records read from the capture */
 	uint64_t foreign;      /* host-wide: records of processes not recorded, dropped */
+	uint64_t renewed;      /* host-wide: the processing state made anew (record.c: renew_due) */
 };
 
 /* Run the session.  Returns res->err. */

@@ -263,6 +263,9 @@ static void on_record(struct session *s, const struct pm_rec *r)
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
+		/* host-wide: a process first seen by a new mapping has its others in /proc */
+		if (s->cfg->host && !pm_maps_known(s->maps, (pid_t)r->mmap.pid))
+			pm_maps_load_proc(s->maps, (pid_t)r->mmap.pid);
 		if (r->type == PERF_RECORD_MMAP2 && !(r->mmap.prot & PROT_EXEC))
 			break;
 		if (r->misc & PERF_RECORD_MISC_MMAP_DATA)
@@ -374,17 +377,37 @@ void pm_ses_lost_end(struct session *s, uint64_t n, bool unknown)
 		pm_ses_feed(s, (const struct perf_event_header *)(void *)b, &r);
 }
 
-void pm_ses_processing(struct session *s)
+static void registry_new(struct session *s)
 {
-	struct pm_stack_frame cut = { PM_STACKS_NO_MAP, false, 0, 0 };
-
 	s->reg = pm_reg_new(s->replay);
 	pm_reg_unw_cache_bits(s->reg, s->cfg->small_tables);
 	s->maps = pm_reg_maps(s->reg);
-	pm_src_begin(s);
+}
+
+static void stacks_new(struct session *s)
+{
+	struct pm_stack_frame cut = { PM_STACKS_NO_MAP, false, 0, 0 };
+
 	s->stacks = pm_stacks_new(s->nvalues);
 	s->cut_frame = pm_stacks_frame(s->stacks, &cut);
 	s->limit_frame = pm_reg_setup_limits(s->reg, s->stacks);
+}
+
+void pm_ses_processing(struct session *s)
+{
+	registry_new(s);
+	pm_src_begin(s); /* (the values per stack) */
+	stacks_new(s);
+}
+
+void pm_ses_renew(struct session *s)
+{
+	pm_gor_free(s->gor);
+	s->gor = NULL;
+	pm_stacks_free(s->stacks);
+	pm_reg_free(s->reg);
+	registry_new(s);
+	stacks_new(s);
 }
 
 void pm_ses_release(struct session *s)

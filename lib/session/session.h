@@ -172,6 +172,13 @@ void pm_ses_feed(struct session *s, const struct perf_event_header *h, const str
 void pm_ses_lost_end(struct session *s, uint64_t n, bool unknown);
 
 void pm_ses_processing(struct session *s);
+/*
+ * Host-wide, at a cut (the stacks all 0): the registry, the maps and the
+ * stacks made anew, the goroutine inspector freed (the caller makes it
+ * again), so that the processes that came and went leave nothing behind.
+ * The sources keep their state (host-wide: the CPU source, which has none).
+ */
+void pm_ses_renew(struct session *s);
 /* What processing and the profile use; shared by the live session and replay. */
 void pm_ses_release(struct session *s);
 

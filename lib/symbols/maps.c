@@ -480,6 +480,11 @@ const struct pm_map *pm_maps_find(struct pm_maps *m, pid_t pid, uint64_t addr)
 	return NULL;
 }
 
+size_t pm_maps_nprocs(const struct pm_maps *m)
+{
+	return m->nprocs;
+}
+
 size_t pm_maps_count(const struct pm_maps *m)
 {
 	return m->nall;

@@ -96,6 +96,8 @@ bool pm_maps_known(const struct pm_maps *m, pid_t pid);
 const struct pm_map *pm_maps_find(struct pm_maps *m, pid_t pid, uint64_t addr);
 /* Every mapping ever added, by id. */
 size_t pm_maps_count(const struct pm_maps *m);
+/* The processes known (each one whose mappings were ever told, gone ones too). */
+size_t pm_maps_nprocs(const struct pm_maps *m);
 const struct pm_map *pm_maps_at(const struct pm_maps *m, uint32_t id);
 
 /*
