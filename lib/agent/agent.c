@@ -381,6 +381,7 @@ static unsigned backends(const struct pm_agent_cfg *cfg, struct pm_push_backend 
 
 	if (cfg->otlp)
 		b[n++] = (struct pm_push_backend){ .kind = PM_PUSH_OTLP, .target = cfg->otlp,
+						   .answer = pm_otlp_rejected,
 						   .encode = otlp_encode };
 	if (cfg->pyroscope)
 		b[n++] = (struct pm_push_backend){ .kind = PM_PUSH_PYROSCOPE, .target = cfg->pyroscope };
@@ -456,8 +457,8 @@ static void summary(const struct agent *a)
 
 		pm_push_get_stats(a->push, i, &ps);
 		pm_info("agent: %s: %" PRIu64 " intervals pushed, %" PRIu64 " refused, %" PRIu64
-			" retries", a->names[i], ps.sent,
-			ps.dropped, ps.retries);
+			" retries%s", a->names[i], ps.sent, ps.dropped, ps.retries,
+			ps.rejected ? "; some profiles rejected by the backend (said above)" : "");
 	}
 }
 

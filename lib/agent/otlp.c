@@ -1038,3 +1038,29 @@ int pm_otlp_request(const struct pm_otlp_item *items, size_t n, uint8_t **out, s
 	pm_otlp_free(o);
 	return rc;
 }
+
+int64_t pm_otlp_rejected(const uint8_t *resp, size_t len, char *msg, size_t msglen)
+{
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceResponse *r;
+	const Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesPartialSuccess
+		*ps;
+	int64_t n;
+
+	if (msglen)
+		msg[0] = 0;
+	if (!len)
+		return 0;
+	r = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__unpack(
+		NULL, len, resp);
+	if (!r)
+		return -EINVAL;
+	ps = r->partial_success;
+	n = ps && ps->rejected_profiles > 0 ? ps->rejected_profiles : 0;
+	if (ps && ps->error_message && msglen) {
+		snprintf(msg, msglen, "%s", ps->error_message);
+		pm_sanitize(msg);
+	}
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__free_unpacked(
+		r, NULL);
+	return n;
+}

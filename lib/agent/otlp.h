@@ -120,4 +120,13 @@ struct pm_otlp_item {
 int pm_otlp_request(const struct pm_otlp_item *items, size_t n, uint8_t **out, size_t *len,
 		    char *err, size_t errlen);
 
+/*
+ * A collector's answer to an accepted request (@len bytes of
+ * ExportProfilesServiceResponse, read as hostile): the profiles it
+ * rejected (partial_success), its message sanitized into @msg ("" when
+ * none).  0 when the answer is empty or says nothing; -EINVAL when it
+ * does not parse (nothing then is known to be rejected).
+ */
+int64_t pm_otlp_rejected(const uint8_t *resp, size_t len, char *msg, size_t msglen);
+
 #endif

@@ -29,7 +29,7 @@
 
 #define RETRY_AFTER_MAX_MS 900000ULL /* 15 min */
 #define IDLE_POLL_MS 1000 /* a put without a kick is seen this late at most */
-#define RESP_MAX 512
+#define RESP_MAX 4096 /* the answer's bytes kept: a message, or a partial success */
 #define TOLD_MAX 16
 
 enum state { B_IDLE, B_BUSY, B_WAIT };
@@ -48,6 +48,8 @@ struct backend {
 	char *url; /* the endpoint: the target and its path */
 	uint64_t dir_max;
 	pm_push_encode_fn encode;
+	pm_push_answer_fn answer;
+	bool told_partial; /* its partial successes said (once) */
 	unsigned idx;
 	CURL *easy;
 	struct curl_slist *hdrs;
@@ -171,6 +173,27 @@ static void tell_drop(struct backend *b, long status, const char *what)
 		b->told[b->ntold++] = status;
 	pm_error("%s: '%s': %s: dropping the intervals it refuses (told once)",
 		 pm_push_name(b->kind), b->target, what);
+}
+
+/*
+ * A 2xx: what its answer says was rejected anyway (OTLP partial success:
+ * not to be retried) counted, and said once.
+ */
+static void accepted(struct pm_push *p, struct backend *b)
+{
+	char msg[256];
+	int64_t n;
+
+	if (!b->answer || b->rlen >= sizeof(b->resp) - 1) /* none, or cut: nothing known */
+		return;
+	n = b->answer((const uint8_t *)b->resp, b->rlen, msg, sizeof(msg));
+	if (n <= 0)
+		return;
+	stats_add(p, &b->st.rejected, (uint64_t)n);
+	if (!b->told_partial)
+		pm_warn("%s: '%s': accepted with %" PRId64 " profiles rejected: %s (told once; "
+			"counted)", pm_push_name(b->kind), b->target, n, msg[0] ? msg : "no reason given");
+	b->told_partial = true;
 }
 
 /* --- the dir backend --- */
@@ -474,6 +497,7 @@ static void finish(struct pm_push *p, struct backend *b, CURLcode code)
 	}
 	curl_easy_getinfo(b->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (status >= 200 && status < 300) {
+		accepted(p, b);
 		settle(p, b, V_OK, 0);
 		return;
 	}
@@ -829,6 +853,7 @@ static int setup_backend(struct pm_push *p, struct backend *b, const struct pm_p
 	b->target = xstrdup(c->target ? c->target : "");
 	b->dir_max = c->dir_max;
 	b->encode = c->encode;
+	b->answer = c->answer;
 	if (c->kind == PM_PUSH_DIR)
 		return check_dir(b->target, err, errlen);
 	if (c->kind != PM_PUSH_PYROSCOPE && c->kind != PM_PUSH_OTLP) {

@@ -61,11 +61,19 @@ enum pm_push_kind { PM_PUSH_PYROSCOPE, PM_PUSH_OTLP, PM_PUSH_DIR };
 typedef int (*pm_push_encode_fn)(const struct pm_agent_meta *m, const uint8_t *pprof, size_t len,
 				 uint8_t **body, size_t *blen, char *err, size_t errlen);
 
+/*
+ * A 2xx answer's body (@len bytes, hostile) read: the items the server
+ * says it rejected anyway (OTLP's partial_success), its words in @msg;
+ * 0 none, < 0 an answer that does not parse.
+ */
+typedef int64_t (*pm_push_answer_fn)(const uint8_t *body, size_t len, char *msg, size_t msglen);
+
 struct pm_push_backend {
 	enum pm_push_kind kind;
 	const char *target; /* the URL (pyroscope, otlp) or the directory (dir); copied */
 	uint64_t dir_max;   /* dir: bytes of its files kept at most (--dir-max), 0: no bound */
 	pm_push_encode_fn encode; /* otlp: required */
+	pm_push_answer_fn answer; /* NULL: a 2xx is the whole story */
 };
 
 /* Timings, in ms; 0 takes the default (the tests shorten them). */
@@ -79,6 +87,7 @@ struct pm_push_opts {
 struct pm_push_stats {
 	uint64_t sent;	   /* intervals the backend has */
 	uint64_t dropped;  /* intervals refused for good (4xx, encoder): not retried */
+	uint64_t rejected; /* items a 2xx said it rejected (partial success): not retried */
 	uint64_t retries;  /* attempts failed and tried again later */
 	uint64_t requests; /* requests made (dir: files written) */
 	uint64_t rotated;  /* dir: files removed by dir_max */

@@ -233,7 +233,8 @@ static bool wanted(struct session *s, const struct pm_rec *r)
 		break;
 	case PERF_RECORD_COMM:
 		pid = r->comm.pid;
-		if (r->comm.exec && cfg->proc_news)
+		/* an exec, or the process renamed (its comm is its main thread's) */
+		if ((r->comm.exec || r->comm.tid == pid) && cfg->proc_news)
 			cfg->proc_news(cfg->want_arg, (pid_t)pid, false);
 		break;
 	case PERF_RECORD_EXIT:

@@ -16,6 +16,7 @@ the longest matching prefix wins):
     retry_after=S send Retry-After: S with it
     hang=S        wait S seconds before answering
     drop=1        close the connection without an answer
+    body=HEX      answer these bytes (a 2xx; default "ok\n")
 GET /_control?reset=1 forgets every rule.  Runs until killed.
 """
 import json
@@ -91,6 +92,7 @@ class Handler(BaseHTTPRequestHandler):
                     "retry_after": q.get("retry_after"),
                     "hang": float(q.get("hang", "0")),
                     "drop": q.get("drop") == "1",
+                    "body": bytes.fromhex(q["body"]) if "body" in q else None,
                 }
                 if "for" in q:
                     rule["until"] = time.time() + float(q["for"])
@@ -128,6 +130,8 @@ class Handler(BaseHTTPRequestHandler):
         if rule.get("retry_after"):
             headers.append(("Retry-After", rule["retry_after"]))
         text = b"ok\n" if status < 300 else b"told to fail with %d\n" % status
+        if status < 300 and rule.get("body") is not None:
+            text = rule["body"]
         self.answer(status, text, headers)
 
 

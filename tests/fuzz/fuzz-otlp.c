@@ -141,5 +141,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 	check(raw, rawlen, pm_otlp_nprofiles(o));
 	free(raw);
 	pm_otlp_free(o);
+	/* the same bytes as a collector's answer: a count >= 0 or an error, a clean message */
+	if (pm_otlp_rejected(buf, len, err, sizeof(err)) >= 0 && !utf8(err))
+		abort();
 	return 0;
 }

@@ -643,8 +643,33 @@ static int t_many_labels(void)
 	return PM_PASS;
 }
 
+/* A collector's answer: partial success read, its message sanitized; junk and nothing said. */
+static int t_rejected(void)
+{
+	/* partial_success { rejected_profiles: 2, error_message: "too old" } */
+	static const uint8_t two[] = { 0x0a, 0x0b, 0x08, 0x02, 0x12, 0x07, 't', 'o',
+				       'o', ' ', 'o', 'l', 'd' };
+	/* rejected 0, a warning with an escape sequence */
+	static const uint8_t warn[] = { 0x0a, 0x06, 0x12, 0x04, 0x1b, '[', '2', 'J' };
+	/* a length past the end; "ok\n" (not protobuf) */
+	static const uint8_t cut[] = { 0x0a, 0x20, 0x08, 0x02 };
+	static const uint8_t ok[] = { 'o', 'k', '\n' };
+	char msg[64];
+
+	CHECK_INT(pm_otlp_rejected(two, sizeof(two), msg, sizeof(msg)), 2);
+	CHECK_STR(msg, "too old");
+	CHECK_INT(pm_otlp_rejected(warn, sizeof(warn), msg, sizeof(msg)), 0);
+	CHECK_STR(msg, "?[2J");
+	CHECK_INT(pm_otlp_rejected(NULL, 0, msg, sizeof(msg)), 0);
+	CHECK_STR(msg, "");
+	CHECK(pm_otlp_rejected(cut, sizeof(cut), msg, sizeof(msg)) < 0);
+	CHECK(pm_otlp_rejected(ok, sizeof(ok), msg, sizeof(msg)) < 0);
+	return PM_PASS;
+}
+
 static const struct pm_test tests[] = {
 	{ "resource", t_resource },
+	{ "rejected", t_rejected },
 	{ "values", t_values },
 	{ "labels", t_labels },
 	{ "apart", t_apart },

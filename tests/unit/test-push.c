@@ -342,9 +342,9 @@ static int test_deliver(void)
 {
 	char out[600];
 	struct pm_push_backend b[3] = {
-		{ PM_PUSH_PYROSCOPE, url(), 0, NULL },
-		{ PM_PUSH_OTLP, url(), 0, stub_encode },
-		{ PM_PUSH_DIR, out, 0, NULL },
+		{ PM_PUSH_PYROSCOPE, url(), 0, NULL, NULL },
+		{ PM_PUSH_OTLP, url(), 0, stub_encode, NULL },
+		{ PM_PUSH_DIR, out, 0, NULL, NULL },
 	};
 	struct pm_spool *sp;
 	struct pm_push *p;
@@ -466,8 +466,8 @@ static void wait_sent(struct pm_push *p, unsigned i, uint64_t want)
 static int test_outage(void)
 {
 	struct pm_push_backend b[2] = {
-		{ PM_PUSH_PYROSCOPE, url(), 0, NULL },
-		{ PM_PUSH_OTLP, url(), 0, stub_encode },
+		{ PM_PUSH_PYROSCOPE, url(), 0, NULL, NULL },
+		{ PM_PUSH_OTLP, url(), 0, stub_encode, NULL },
 	};
 	struct pm_spool *sp;
 	struct pm_push *p;
@@ -522,12 +522,60 @@ static int test_outage(void)
 	return PM_PASS;
 }
 
+/* The answer's reader of the test: "R<n>" rejected n, anything else nothing. */
+static int64_t stub_answer(const uint8_t *body, size_t len, char *msg, size_t msglen)
+{
+	snprintf(msg, msglen, "stub");
+	return len >= 2 && body[0] == 'R' ? body[1] - '0' : 0;
+}
+
+/*
+ * A 200 that says some items were rejected (OTLP's partial success): each
+ * interval sent once, not retried, the rejected counted, one line.
+ */
+static int test_partial(void)
+{
+	struct pm_push_backend b[1] = { { PM_PUSH_OTLP, url(), 0, stub_encode, stub_answer } };
+	struct pm_spool *sp;
+	struct pm_push *p;
+	struct pm_push_stats st;
+	struct rec r[64];
+	int n, lines;
+	char *text;
+
+	CHECK(control("reset=1") == 0);
+	CHECK(control("path=/v1development&body=5232") == 0); /* "R2" */
+	sp = open_spool("partial", b, 1);
+	CHECK(sp);
+	CHECK_INT(pm_push_new(&p, sp, b, 1, &fast, err, sizeof(err)), 0);
+	for (int i = 0; i < 3; i++)
+		put(sp, (uint64_t)i, "checkout", 100);
+	cap_begin();
+	CHECK_INT(pm_push_run(p, 5000), 0);
+	text = cap_end();
+	lines = count_lines(text, "2 profiles rejected", "stub");
+	free(text);
+	CHECK_INT(lines, 1);
+	pm_push_get_stats(p, 0, &st);
+	CHECK_INT(st.sent, 3);
+	CHECK_INT(st.rejected, 6);
+	CHECK_INT(st.retries, 0);
+	n = records(r, 64);
+	CHECK(check_once_in_order(r, n, "/v1development/profiles", 3) == 0);
+	free_records(r, n);
+	CHECK_INT(pm_spool_pending(sp, -1), 0);
+	pm_push_free(p);
+	pm_spool_close(sp);
+	CHECK(control("reset=1") == 0);
+	return PM_PASS;
+}
+
 /* A 400: one line per backend, each interval tried once, dropped and counted. */
 static int test_reject(void)
 {
 	struct pm_push_backend b[2] = {
-		{ PM_PUSH_PYROSCOPE, url(), 0, NULL },
-		{ PM_PUSH_OTLP, url(), 0, stub_encode },
+		{ PM_PUSH_PYROSCOPE, url(), 0, NULL, NULL },
+		{ PM_PUSH_OTLP, url(), 0, stub_encode, NULL },
 	};
 	struct pm_spool *sp;
 	struct pm_push *p;
@@ -574,7 +622,7 @@ static int test_reject(void)
 /* A 503 with Retry-After: 1 waits that second, though the backoff's base is 100 ms. */
 static int test_retry_after(void)
 {
-	struct pm_push_backend b[1] = { { PM_PUSH_PYROSCOPE, url(), 0, NULL } };
+	struct pm_push_backend b[1] = { { PM_PUSH_PYROSCOPE, url(), 0, NULL, NULL } };
 	struct pm_spool *sp;
 	struct pm_push *p;
 	struct rec r[16];
@@ -604,8 +652,8 @@ static int test_retry_after(void)
 static int test_hang(void)
 {
 	struct pm_push_backend b[2] = {
-		{ PM_PUSH_PYROSCOPE, url(), 0, NULL },
-		{ PM_PUSH_OTLP, url(), 0, stub_encode },
+		{ PM_PUSH_PYROSCOPE, url(), 0, NULL, NULL },
+		{ PM_PUSH_OTLP, url(), 0, stub_encode, NULL },
 	};
 	struct pm_spool *sp;
 	struct pm_push *p;
@@ -651,7 +699,7 @@ static int test_hang(void)
 /* A sender stopped mid-outage and a spool reopened: nothing pushed twice, nothing lost. */
 static int test_restart(void)
 {
-	struct pm_push_backend b[1] = { { PM_PUSH_PYROSCOPE, url(), 0, NULL } };
+	struct pm_push_backend b[1] = { { PM_PUSH_PYROSCOPE, url(), 0, NULL, NULL } };
 	struct pm_spool *sp;
 	struct pm_push *p;
 	struct rec r[64];
@@ -694,7 +742,7 @@ static int test_restart(void)
 static int test_dir_rotate(void)
 {
 	char out[600], path[700];
-	struct pm_push_backend b[1] = { { PM_PUSH_DIR, out, 2500, NULL } };
+	struct pm_push_backend b[1] = { { PM_PUSH_DIR, out, 2500, NULL, NULL } };
 	struct pm_spool *sp;
 	struct pm_push *p;
 	struct pm_push_stats st;
@@ -730,8 +778,8 @@ static int test_dir_rotate(void)
 /* Targets checked at setup: a scheme curl would take but we do not, no encoder. */
 static int test_setup_errors(void)
 {
-	struct pm_push_backend ftp[1] = { { PM_PUSH_PYROSCOPE, "ftp://x/", 0, NULL } };
-	struct pm_push_backend noenc[1] = { { PM_PUSH_OTLP, "http://x/", 0, NULL } };
+	struct pm_push_backend ftp[1] = { { PM_PUSH_PYROSCOPE, "ftp://x/", 0, NULL, NULL } };
+	struct pm_push_backend noenc[1] = { { PM_PUSH_OTLP, "http://x/", 0, NULL, NULL } };
 	struct pm_push *p;
 
 	CHECK_INT(pm_push_new(&p, NULL, ftp, 1, NULL, err, sizeof(err)), -EINVAL);
@@ -753,6 +801,7 @@ static int test_setup_errors(void)
 WRAP(test_deliver)
 WRAP(test_outage)
 WRAP(test_reject)
+WRAP(test_partial)
 WRAP(test_retry_after)
 WRAP(test_hang)
 WRAP(test_restart)
@@ -763,6 +812,7 @@ static const struct pm_test tests[] = {
 	{ "deliver", wrap_test_deliver },
 	{ "outage_once_in_order", wrap_test_outage },
 	{ "reject_400_once", wrap_test_reject },
+	{ "partial_success_counted", wrap_test_partial },
 	{ "retry_after", wrap_test_retry_after },
 	{ "hang_does_not_block", wrap_test_hang },
 	{ "restart_no_duplicate", wrap_test_restart },
