@@ -58,7 +58,10 @@ def otlp_requests(path):
 
 
 def otlp_profiles(path, want):
-    """(resource attributes, profile, dictionary) of each matching profile"""
+    """(resource attributes, profile, dictionary) of each matching profile;
+    want's "type" (e.g. wall/nanoseconds) picks the profile's sample type"""
+    want = dict(want)
+    vt = want.pop("type", None)
     for req in otlp_requests(path):
         d = req.get("dictionary", {})
         strs = d.get("stringTable", [])
@@ -69,7 +72,8 @@ def otlp_profiles(path, want):
                 continue
             for sp in rp.get("scopeProfiles", []):
                 for p in sp.get("profiles", []):
-                    yield attrs, p, d
+                    if vt is None or vtype(d, p.get("sampleType", {})) == vt:
+                        yield attrs, p, d
 
 
 def otlp_stack(d, sample):
