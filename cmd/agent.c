@@ -37,6 +37,7 @@ static const struct pm_opt agent_opts[] = {
 	{ OPT_LOCKS, "locks", NULL, "also contended locks" },
 	{ OPT_LOCKS_MAX_RATE, "locks-max-rate", "HITS", "--locks: probe hits per second before the probes watch part of the time (default 1000)" },
 	{ OPT_ALLOC, "alloc", NULL, "also the allocations the Go runtime samples" },
+	{ OPT_ALLOC_MAX_RATE, "alloc-max-rate", "HITS", "--alloc: probe hits per second before the probe watches part of the time (default 500)" },
 	{ OPT_INUSE, "inuse", NULL, "also the live heap at each interval's end" },
 	{ OPT_CREATORS, "creators", NULL, "put each goroutine's stack under its creators' (8 levels)" },
 	{ OPT_STACK_SIZE, "stack-size", "BYTES", "user stack bytes copied per sample (default 8192)" },
@@ -206,6 +207,8 @@ static void wire(struct aopts *a)
 
 	if (!a->freq_given && !a->count_given)
 		c->rec.freq = PM_AGENT_DEFAULT_FREQ;
+	if (c->rec.alloc && !c->rec.alloc_max_rate) /* always on: a bound by default */
+		c->rec.alloc_max_rate = PM_AGENT_DEFAULT_ALLOC_MAX_RATE;
 	c->filter = (struct pm_disc_filter){ a->pids, a->npids, a->comms, a->ncomms,
 					     a->exes, a->nexes, a->cgroups, a->ncgroups };
 	c->stop = &stop_sig;

@@ -13,7 +13,7 @@ enum { OPT_NO_CALLCHAIN = 360 }; /* performance */
 
 enum { OPT_ALL_FRAMES = 370 }; /* the frames Go's tracebacks hide */
 
-enum { OPT_ALLOC = 380, OPT_MEMPROFILERATE, OPT_INUSE }; /* allocations, the live heap */
+enum { OPT_ALLOC = 380, OPT_MEMPROFILERATE, OPT_INUSE, OPT_ALLOC_MAX_RATE }; /* allocations, the live heap */
 enum { OPT_LOCKS = 390, OPT_LOCKS_MAX_RATE };          /* lock contention */
 enum { OPT_OFF_CPU = 395 };                            /* off-CPU time */
 

@@ -40,6 +40,8 @@ static const struct pm_opt record_opts[] = {
 	  "sample the allocations Go's runtime samples for its heap profile (no CPU events without -e)" },
 	{ OPT_MEMPROFILERATE, "memprofilerate", "BYTES",
 	  "set the Go program's runtime.MemProfileRate (--alloc; launched: from its start, traced until then; -p: while recording, restored at the end)" },
+	{ OPT_ALLOC_MAX_RATE, "alloc-max-rate", "HITS",
+	  "--alloc: allocation probe hits per second above which the probe watches part of the time, alloc_objects and alloc_space scaled (default 0: no limit)" },
 	{ OPT_INUSE, "inuse", NULL,
 	  "also the live heap: the Go runtime's heap records read at the end (no probes; no CPU events without -e)" },
 	{ OPT_LOCKS, "locks", NULL,
@@ -116,6 +118,21 @@ int cmd_parse_ids(const char *arg, const char *what, pid_t **v, size_t *n)
 	return 0;
 }
 
+/* A probe budget's option (--locks-max-rate, --alloc-max-rate): hits per second, 0 = -1 (no limit). */
+static int max_rate(const char *opt, const char *arg, int64_t *out)
+{
+	unsigned long long v;
+
+	if (pm_opt_u64(arg, &v) < 0 || v > 1000000000ULL) {
+		pm_error("invalid %s '%s': must be a number of probe hits per second, "
+			 "0..1000000000 (0: no limit)",
+			 opt, arg);
+		return -1;
+	}
+	*out = v ? (int64_t)v : -1;
+	return 0;
+}
+
 /* The kinds and how they sample: 0, -1 (said), 1 when @key is none of them. */
 static int kind_opt(int key, const char *arg, struct pm_record_cfg *cfg)
 {
@@ -160,15 +177,11 @@ static int kind_opt(int key, const char *arg, struct pm_record_cfg *cfg)
 		cfg->locks = true;
 		break;
 	case OPT_LOCKS_MAX_RATE:
-		if (pm_opt_u64(arg, &v) < 0 || v > 1000000000ULL) {
-			pm_error("invalid --locks-max-rate '%s': must be a number of probe hits per "
-				 "second, 0..1000000000 (0: no limit)",
-				 arg);
-			return -1;
-		}
-		cfg->locks_max_rate = v ? (int64_t)v : -1;
 		cfg->locks = true;
-		break;
+		return max_rate("--locks-max-rate", arg, &cfg->locks_max_rate);
+	case OPT_ALLOC_MAX_RATE:
+		cfg->alloc = true;
+		return max_rate("--alloc-max-rate", arg, &cfg->alloc_max_rate);
 	case OPT_OFF_CPU:
 		cfg->off_cpu = true;
 		break;

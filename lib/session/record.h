@@ -115,6 +115,13 @@ struct pm_record_cfg {
 	 */
 	int64_t locks_max_rate;
 	/*
+	 * --alloc-max-rate: the budget of allocation probe hits per second
+	 * (sources/budget.h): above it the probe watches part of the time and
+	 * alloc_objects and alloc_space are scaled; 0 or -1 = no limit (the
+	 * default of record; the agent's is PM_AGENT_DEFAULT_ALLOC_MAX_RATE)
+	 */
+	int64_t alloc_max_rate;
+	/*
 	 * --off-cpu: the targets' threads blocked in the kernel, by the time
 	 * off CPU (src_offcpu.h); without @event, no CPU events
 	 */

@@ -192,6 +192,11 @@ int pm_sc_user_events(struct pm_srcctx *c)
 	return 0;
 }
 
+bool pm_sc_is_cpuwide(const struct pm_srcctx *c, size_t e)
+{
+	return e < PM_ARRAY_SIZE(c->ses->cpuwide) && c->ses->cpuwide[e];
+}
+
 void pm_sc_set_cpuwide(struct pm_srcctx *c, size_t e)
 {
 	if (e < PM_ARRAY_SIZE(c->ses->cpuwide))
@@ -353,4 +358,23 @@ void pm_sc_snap_end(const struct pm_srcctx *c, uint32_t type, uint32_t flags, ui
 		    const pid_t *pids, size_t npids)
 {
 	pm_cap_snap_end(c->ses, type, flags, time, pids, npids);
+}
+
+bool pm_sc_ours(struct pm_srcctx *ctx, const struct pm_rec_sample *smp, uint64_t key)
+{
+	pid_t pid = (pid_t)smp->pid;
+	uint64_t v = 0;
+
+	if (!pm_sc_replay(ctx)) {
+		if (pm_sc_attached(ctx)) {
+			for (size_t i = 0; i < pm_sc_nprocs(ctx) && !v; i++)
+				v = pm_sc_pid(ctx, i) == pid;
+		} else {
+			v = pid == pm_sc_cmd_pid(ctx) ||
+			    (!pm_sc_capturing(ctx) && pm_maps_find(pm_sc_maps(ctx), pid, smp->ip));
+		}
+	}
+	if (pm_sc_value(ctx, pid, key, &v, sizeof(v)) < 0)
+		v = pm_maps_find(pm_sc_maps(ctx), pid, smp->ip) != NULL; /* a capture without it */
+	return v != 0;
 }

@@ -119,6 +119,7 @@ int pm_sc_user_events(struct pm_srcctx *c);
  * uprobe's traps gone) and opened again by pm_sc_cpuwide_open(); its hits.
  */
 void pm_sc_set_cpuwide(struct pm_srcctx *c, size_t e);
+bool pm_sc_is_cpuwide(const struct pm_srcctx *c, size_t e); /* live */
 int pm_sc_cpuwide_open(struct pm_srcctx *c, size_t e, bool on);
 uint64_t pm_sc_cpuwide_hits(const struct pm_srcctx *c, size_t e);
 
@@ -198,10 +199,19 @@ struct pm_cap_rd {
 void pm_sc_readv(const struct pm_srcctx *c, pid_t pid, struct pm_cap_rd *r, size_t n);
 /* A value computed live that a replay must see the same (capture.h: pm_cap_value()). */
 int pm_sc_value(const struct pm_srcctx *c, pid_t pid, uint64_t key, void *buf, size_t len);
+/*
+ * A sample of a CPU-wide probe (pm_sc_set_cpuwide()): is its process a
+ * target?  Attached: one of them; launched: the command, or a process
+ * whose maps the session knows (its children, followed) -- but for a
+ * capture, which loads the maps of any process before its first sample,
+ * the command only.  Logged in a capture under @key.
+ */
+bool pm_sc_ours(struct pm_srcctx *c, const struct pm_rec_sample *smp, uint64_t key);
 #define PM_CAP_KEY_LOCKS_PERIODS 16 /* src_locks.c: 16 and 24 the periods of its budget, 64 a target's */
 #define PM_CAP_KEY_SNAP_CPU 32   /* a snapshot's CPU time (ns), and 40 a part of it */
 #define PM_CAP_KEY_INUSE_ALIVE 48 /* src_inuse.c: the process alive (1 byte) */
 #define PM_CAP_KEY_INUSE_PATH 56 /* src_inuse.c: its binary's path: length (8), then bytes (at 64) */
+#define PM_CAP_KEY_ALLOC_WEIGHT 128 /* src_alloc.c: a sample's weight (its budget), 136 a target's */
 /*
  * The goroutine inspector's clock (goroutine.h: PM_GOR_CLOCK_ADDR) as a
  * read of @pid's memory would see it now; -1 at a replay without the reads.

@@ -16,6 +16,7 @@
 #include "symbols/maps.h"
 #include "profile/profile.h"
 #include "session/srcctx.h"
+#include "sources/budget.h"
 #include "profile/stacks.h"
 #include "symbols/symtab.h"
 
@@ -62,6 +63,12 @@ struct alloc {
 	int64_t rate_last; /* the rate of the last sample; 0 = none seen */
 	bool rate_mixed;   /* samples at more than one rate */
 	bool rate_unknown; /* samples without the rate: DEFAULT_RATE assumed */
+	/* --alloc-max-rate: the probes CPU-wide, opened and closed by the budget (budget.h) */
+	struct pm_budget *bud;
+	bool open, said, failed;
+	uint64_t last_now;
+	double watched;  /* the share of the time watched, at the end */
+	uint64_t others; /* samples of processes not targets (CPU-wide probes), dropped */
 };
 
 /* values per stack: samples, bytes sampled, objects scaled (x1000), bytes scaled */
@@ -369,6 +376,8 @@ static int alloc_add_events(struct pm_srcctx *ctx)
 				"(--memprofilerate BYTES sets its rate, e.g. 4096)",
 				real);
 		free(real);
+		if (cfg->alloc_max_rate > 0) /* closed and opened again by the budget (alloc_timer()) */
+			pm_sc_set_cpuwide(ctx, pm_sc_nev(ctx));
 		pm_sc_add_event(ctx, &sp, kind);
 	}
 	if (!pm_sc_has_events(ctx)) {
@@ -497,6 +506,89 @@ static void alloc_end(struct pm_srcctx *ctx)
 		free(st->seen[i].ids);
 	free(st->seen);
 	pm_hidx_free(&st->seen_idx);
+	pm_budget_free(st->bud);
+}
+
+/* ---- the budget (--alloc-max-rate) ---- */
+
+/* Open or close the probes (CPU-wide: a closed uprobe traps no more). */
+static void set_open(struct pm_srcctx *ctx, struct alloc *st, bool on)
+{
+	for (size_t e = 0; e < pm_sc_nev(ctx); e++)
+		if (pm_sc_owns(ctx, e) && pm_sc_cpuwide_open(ctx, e, on) < 0 && !st->failed) {
+			const char *msg = pm_sc_errmsg(ctx);
+
+			pm_warn("alloc: %s", msg[0] ? msg : "cannot open the probes again");
+			st->failed = true;
+		}
+	st->open = on;
+}
+
+static uint64_t alloc_timer(struct pm_srcctx *ctx, uint64_t now)
+{
+	struct alloc *st = ctx->state;
+	const struct pm_record_cfg *cfg = pm_sc_cfg(ctx);
+	uint64_t hits = 0, next;
+	double rate;
+	bool open;
+
+	if (pm_sc_replay(ctx) || !cfg || cfg->alloc_max_rate <= 0 || !pm_sc_has_events(ctx))
+		return 0;
+	if (!st->bud) {
+		st->bud = pm_budget_new(cfg->alloc_max_rate, now);
+		st->open = true; /* opened by the attach */
+	}
+	for (size_t e = 0; e < pm_sc_nev(ctx); e++)
+		if (pm_sc_owns(ctx, e))
+			hits += pm_sc_cpuwide_hits(ctx, e);
+	next = pm_budget_tick(st->bud, now, hits, &open);
+	if (pm_budget_over(st->bud, &rate) && !st->said) {
+		pm_warn("alloc: %.0f probe hits/s, over the budget of %" PRId64 " (--alloc-max-rate): "
+			"the probe watches part of the time, alloc_objects and alloc_space scaled "
+			"(the profile's comments say how much)",
+			rate, cfg->alloc_max_rate);
+		st->said = true;
+	}
+	if (open != st->open)
+		set_open(ctx, st, open);
+	st->last_now = now;
+	return next;
+}
+
+/*
+ * The weight of @smp: 1 over the share of its period the budget watched
+ * (1 without one); logged in a capture, read back at replay.
+ */
+static double sample_weight(struct pm_srcctx *ctx, const struct alloc *st,
+			    const struct pm_rec_sample *smp)
+{
+	double w = st->bud ? pm_budget_weight(st->bud, smp->time) : 1, r = 1;
+
+	if (!pm_sc_replay(ctx)) {
+		if (w != 1)
+			pm_sc_value(ctx, (pid_t)smp->pid, PM_CAP_KEY_ALLOC_WEIGHT, &w, sizeof(w));
+		return w;
+	}
+	if (pm_sc_value(ctx, (pid_t)smp->pid, PM_CAP_KEY_ALLOC_WEIGHT, &r, sizeof(r)) < 0 ||
+	    !(r >= 1 && r <= 1e6))
+		r = 1;
+	return r;
+}
+
+/*
+ * Is @smp of a target?  Per thread, yes; CPU-wide (a budget), as
+ * pm_sc_ours() says, logged in a capture; at replay what was logged (a
+ * capture without it: yes).
+ */
+static bool ours(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_sample *smp)
+{
+	uint64_t v = 1;
+
+	if (!pm_sc_replay(ctx))
+		return !pm_sc_is_cpuwide(ctx, ev) || pm_sc_ours(ctx, smp, PM_CAP_KEY_ALLOC_WEIGHT + 8);
+	if (pm_sc_value(ctx, (pid_t)smp->pid, PM_CAP_KEY_ALLOC_WEIGHT + 8, &v, sizeof(v)) < 0)
+		return true;
+	return v != 0;
 }
 
 static void alloc_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_sample *smp)
@@ -513,7 +605,10 @@ static void alloc_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_s
 	size_t n, skip, k, ku;
 	bool complete;
 
-	(void)ev;
+	if (!ours(ctx, ev, smp)) {
+		st->others++;
+		return;
+	}
 	if (!smp->raw || smp->raw_size < RAW_SIZE) {
 		st->bad++;
 		return;
@@ -534,6 +629,7 @@ static void alloc_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_s
 	/* runtime/pprof's scaleHeapSample: no scaling at rate 1 (every allocation) */
 	if (rate > 1 && size > 0)
 		scale = 1.0 / (1.0 - exp(-(double)size / (double)rate));
+	scale *= sample_weight(ctx, st, smp); /* the budget's: the share of the time watched */
 	st->samples++;
 	pm_sc_count_sample(ctx);
 	v[V_SAMPLES] = 1;
@@ -606,6 +702,30 @@ static void alloc_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 	}
 }
 
+/* The budget's comment: over it, the share watched (live; a replay says what its capture weighed). */
+static void budget_comment(struct pm_srcctx *ctx, const struct alloc *st, struct pm_profile *p)
+{
+	const struct pm_record_cfg *cfg = pm_sc_cfg(ctx);
+	double rate;
+	char *c;
+
+	if (st->others) {
+		c = xasprintf("alloc: %" PRIu64 " allocations of processes not recorded dropped "
+			      "(the probes watch every process for the budget)",
+			      st->others);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
+	if (!st->bud || !pm_budget_over(st->bud, &rate))
+		return;
+	c = xasprintf("alloc: %.0f probe hits/s over the budget of %" PRId64
+		      " (--alloc-max-rate): the probe watched %.1f %% of the time, alloc_objects and "
+		      "alloc_space scaled by the share of each period watched",
+		      rate, cfg->alloc_max_rate, 100 * pm_budget_watched(st->bud, st->last_now));
+	pm_prof_add_comment(p, c);
+	free(c);
+}
+
 static void alloc_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
 	struct alloc *st = ctx->state;
@@ -627,6 +747,7 @@ static void alloc_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 		      st->rate_unknown ? " (not readable from the program: the default assumed)" : "");
 	pm_prof_add_comment(p, c);
 	free(c);
+	budget_comment(ctx, st, p);
 	for (size_t e = 0; e < pm_sc_nev(ctx); e++)
 		if (pm_sc_owns(ctx, e) && (pm_sc_kind(ctx, e) & KIND_OFF)) {
 			c = xasprintf("alloc: %s has the Go runtime's heap sampling off (linker)",
@@ -664,6 +785,7 @@ const struct pm_source pm_src_alloc = {
 	.claim = alloc_claim,
 	.nvalues = alloc_nvalues,
 	.sample = alloc_sample,
+	.timer = alloc_timer,
 	.stack_labels = alloc_stack_labels,
 	.end = alloc_end,
 	.profile_head = alloc_profile_head,

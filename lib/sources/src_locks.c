@@ -852,31 +852,6 @@ static void flush(struct pm_srcctx *ctx, struct locks *st, bool all)
 	}
 }
 
-/*
- * Is the sample's process a target?  Attached: one of them; launched:
- * the command, or a process whose maps the session knows (its children,
- * followed) -- but for a capture, which loads the maps of any process
- * before its first sample, the command only.  Logged in a capture.
- */
-static bool ours(struct pm_srcctx *ctx, const struct pm_rec_sample *smp)
-{
-	pid_t pid = (pid_t)smp->pid;
-	uint64_t v = 0;
-
-	if (!pm_sc_replay(ctx)) {
-		if (pm_sc_attached(ctx)) {
-			for (size_t i = 0; i < pm_sc_nprocs(ctx) && !v; i++)
-				v = pm_sc_pid(ctx, i) == pid;
-		} else {
-			v = pid == pm_sc_cmd_pid(ctx) ||
-			    (!pm_sc_capturing(ctx) && pm_maps_find(pm_sc_maps(ctx), pid, smp->ip));
-		}
-	}
-	if (pm_sc_value(ctx, pid, PM_CAP_KEY_LOCKS_PERIODS + 48, &v, sizeof(v)) < 0)
-		v = pm_maps_find(pm_sc_maps(ctx), pid, smp->ip) != NULL; /* a capture without it */
-	return v != 0;
-}
-
 static void locks_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_sample *smp)
 {
 	struct locks *st = ctx->state;
@@ -895,7 +870,7 @@ static void locks_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_s
 	if (st->nd)
 		flush(ctx, st, st->nd >= MAX_WAITING);
 	/* the probes are CPU-wide: another process running the same binary is not ours */
-	if (!ours(ctx, smp)) {
+	if (!pm_sc_ours(ctx, smp, PM_CAP_KEY_LOCKS_PERIODS + 48)) {
 		st->others++;
 		pm_sc_keep(ctx, 0);
 		return;
