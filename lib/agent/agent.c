@@ -29,6 +29,7 @@
 #include "profile/profile.h"
 
 #define TICK_MS 500 /* the loop's longest sleep: a signal (stop, SIGHUP) ends it at once */
+#define HOST_TICK_MS 2000 /* ... host-wide (no scans): a child's pipe or a signal wakes it */
 #define RESTART_MAX_S 60 /* a host-wide recording that failed: started again after 1, 2, 4 .. s */
 #define STOP_WAIT_NS 15000000000ULL /* the recorders' last intervals, at most */
 #define FLUSH_MS 20000 /* the pushes' last pass at the stop, at most */
@@ -525,9 +526,12 @@ int pm_agent_run(const struct pm_agent_cfg *cfg, char *err, size_t errlen)
 			last_scan = now;
 		}
 		/* (host-wide: no scans, the recording judges each process itself) */
-		next = a.host ? (a.nkids ? now + TICK_MS * 1000000ULL : a.host_at) : last_scan + scan_ns;
+		next = a.host ? (a.nkids ? now + HOST_TICK_MS * 1000000ULL : a.host_at)
+			      : PM_MIN(last_scan + scan_ns, now + TICK_MS * 1000000ULL);
+		if (cfg->duration > 0)
+			next = PM_MIN(next, a.started + (uint64_t)(cfg->duration * 1e9));
 		now = pm_now_ns();
-		read_pipes(&a, (int)PM_MIN((uint64_t)TICK_MS, (next > now ? next - now : 0) / 1000000 + 1));
+		read_pipes(&a, (int)((next > now ? next - now : 0) / 1000000 + 1));
 	}
 	stop_recorders(&a);
 	teardown(&a);
