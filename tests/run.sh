@@ -49,7 +49,7 @@ done
 
 # fuzz targets: a short bounded run each, replaying the saved corpus and crash reproducers
 if [ -z "$pat" ] || [ "$pat" = fuzz ]; then
-	run fuzz ./scripts/fuzz.sh "${PMUPROF_FUZZ_SECS:-3}"
+	run fuzz ./scripts/fuzz.sh "${PMUPROF_FUZZ_SECS:-2}"
 fi
 
 for pm in build/pmuprof build/san/pmuprof; do

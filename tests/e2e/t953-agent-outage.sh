@@ -20,13 +20,13 @@ if [ ! -r /sys/bus/event_source/devices/uprobe/type ]; then
 	exit 0
 fi
 otelcol_start || { fail otelcol-start "$why"; exit 0; }
-"$tk" 42 >"$T/truth" &
+"$tk" 38 >"$T/truth" &
 tpid=$!
 PMUPROF_PUSH_BACKOFF_CAP_MS=2000 "$PMUPROF" agent -v -p "$tpid" -e "uprobe:$tk:main.tick" -c 1 \
 	--interval 1 --otlp "$otel_url" --dir "$T/d" --spool "$T/spool" 2>"$T/err" &
 agent=$!
 _bg="$agent $tpid"
-sleep 6
+sleep 3
 otelcol_stop -9
 echo "# collector killed at $(date +%T)"
 sleep 30

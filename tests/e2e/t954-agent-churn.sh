@@ -1,4 +1,5 @@
 #!/bin/sh
+# san: no (the host-wide paths run under ASan in t950 and t951; here the churn, ~16 s more)
 # pmuprof agent host-wide on a host where processes come and go: 24 fleet
 # processes of 0.3 s each, one after another, beside a diffwork -ratio 3
 # (main.varied 3/4 of the work, by its own count), with the state made
