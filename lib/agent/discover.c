@@ -191,6 +191,14 @@ static struct bin *bin_find(struct pm_disc *d, const struct stat *st)
 	return NULL;
 }
 
+/* Is @st a binary judged before, and no Go program?  (A stat and a lookup: most processes.) */
+static bool known_not_go(struct pm_disc *d, const struct stat *st)
+{
+	const struct bin *b = bin_find(d, st);
+
+	return b && !b->go;
+}
+
 /* Is the executable of @pid (@exe: its /proc path, @st) a Go program?  Judged once a binary. */
 static bool is_go(struct pm_disc *d, const char *exe, const struct stat *st)
 {
@@ -311,10 +319,13 @@ static bool judge(struct pm_disc *d, struct pm_disc_proc *p, const char *link,
 		  const struct stat *st)
 {
 	char exe[PM_META_PATH], comm[64], cgroup[2048];
-	ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+	ssize_t n;
 	pid_t pid = p->pid;
 	const char *base;
 
+	if (known_not_go(d, st)) /* nothing more to read */
+		return false;
+	n = readlink(link, exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return false;
 	exe[n] = 0;
@@ -403,7 +414,11 @@ int pm_disc_judge(struct pm_disc *d, pid_t pid, pid_t self, struct pm_disc_proc 
 		snprintf(link, sizeof(link), "%s/%d", d->root, (int)pid);
 		return stat(link, &st) < 0 ? -ESRCH : 0;
 	}
-	if (pid == self || !read_stat(d, pid, &ppid, &p->start) || ppid == self)
+	if (pid == self)
+		return 0;
+	if (known_not_go(d, &st)) /* (a host's forks of shells: no more reads) */
+		return 0;
+	if (!read_stat(d, pid, &ppid, &p->start) || ppid == self)
 		return 0;
 	return judge(d, p, link, &st) ? 1 : 0;
 }

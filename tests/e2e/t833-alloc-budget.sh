@@ -1,17 +1,21 @@
 #!/bin/sh
 # record --alloc's budget of probe hits per second (--alloc-max-rate) on
-# tests/go/benchalloc: 12 000 MB in a fixed mix of sizes on two goroutines,
-# at the runtime's default rate (a sampled allocation per 512 KiB: some
-# thousands of hits a second here), over a budget of 300.  The fixture's
-# truth is the bytes it allocated.  Checks:
+# tests/go/benchalloc: 3 000 MB in a fixed mix of sizes on two goroutines,
+# at 600 MB/s on a schedule (-rate: ahead of it a worker sleeps, behind
+# it catches up, so a probe that slows some allocations takes none away),
+# at the runtime's default rate (a sampled allocation per 512 KiB: ~1 200
+# hits a second), over a budget of 300.  The fixture's truth is the bytes
+# it allocated.  Checks:
 #   - one line on stderr says the budget is exceeded, the profile's comment
 #     how much of the time the probe watched (below 100 %);
-#   - the scaled alloc_space 75-125 % of the bytes allocated (as t841 for
-#     --locks; without the weights it would be the share watched, ~10 %).
-#     It came out 83-85 % at this budget, 88 % at 1000, 93 % at 2000: the
-#     windows are on time (the first and last samples of each within 1-2
-#     ms of its planned edges), but the program allocates less while it is
-#     watched, each of its ~4000 sampled allocations a second trapping;
+#   - the scaled alloc_space 80-120 % of the bytes allocated (without the
+#     weights it would be the share watched, ~25 %; doubled, ~195 %).  At
+#     full speed instead (no -rate, 12 000 MB) it came out 70-84 % in four
+#     runs: the program allocates less while it is watched, each
+#     allocating thread trapping ~2 300 times a second then, ~55 us a trap
+#     with its stack copy here (t841 says the same of --locks); on this
+#     schedule 96-98 %, with a CPU hog beside it too; at 1 000 MB/s 94-102 %
+#     alone, 80 % beside the hog (behind the schedule, it catches up less);
 #   - the probe's samples per second at most twice the budget, plus the
 #     first 100 ms at the full rate (before the budget knows it);
 #   - the replay of a --raw capture weighs the samples the same.
@@ -21,9 +25,9 @@ export LC_ALL=C
 need_perf
 need_file benchalloc "$FIX/go126/benchalloc"
 need_tracefs
-mb=12000
+mb=3000
 "$PMUPROF" record --alloc --alloc-max-rate 300 --raw "$T/b.data" -o "$T/b.pb.gz" -- \
-	"$FIX/go126/benchalloc" -mb $mb >"$T/b.out" 2>"$T/b.err"
+	"$FIX/go126/benchalloc" -mb $mb -rate 600 >"$T/b.out" 2>"$T/b.err"
 check record-exit test $? = 0
 sed 's/^/# /' "$T/b.out" "$T/b.err"
 rate=$(sed -n 's/.*alloc: \([0-9]*\) probe hits\/s, over the budget of 300 .*/\1/p' "$T/b.err")
@@ -36,7 +40,7 @@ check comment-watched awk -v w="${watched:-100}" 'BEGIN { exit !(w > 0 && w < 10
 est=$(awk '{ s += $NF } END { printf "%.0f", s }' "$T/live")
 pct=$(awk -v e="$est" -v m=$mb 'BEGIN { printf "%.1f", 100 * e / (m * 1048576) }')
 echo "# alloc_space estimated: $est bytes, $pct % of the $mb MB allocated"
-check estimate-within awk -v p="$pct" 'BEGIN { exit !(p >= 75 && p <= 125) }'
+check estimate-within awk -v p="$pct" 'BEGIN { exit !(p >= 80 && p <= 120) }'
 n=$(sed -n 's/^pmuprof: wrote .*: \([0-9]*\) samples (.*/\1/p' "$T/b.err")
 secs=$(sed -n 's/^pmuprof: wrote .* samples (.*), \([0-9.]*\) s$/\1/p' "$T/b.err")
 bound=$(awk -v s="${secs:-0}" -v r="${rate:-0}" 'BEGIN { printf "%.0f", 2 * 300 * s + 0.15 * r + 50 }')

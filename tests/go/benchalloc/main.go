@@ -6,7 +6,8 @@
 //
 //	benchalloc: N MB in D ns: R MB/s, cpu C ns
 //
-// -heapprof D reads the runtime's own heap profile every D while it
+// -rate R allocates at R MB/s on a schedule (1 ms slots), not as fast as
+// it can.  -heapprof D reads the runtime's own heap profile every D while it
 // works (pprof.Lookup("allocs").WriteTo, to io.Discard), as a program that
 // serves net/http/pprof to a scraper does.  The runtime's heap sampling is
 // on in every case (the program uses runtime/pprof).
@@ -35,6 +36,7 @@ var (
 	workers  = flag.Int("workers", 2, "allocating goroutines")
 	heapprof = flag.Duration("heapprof", 0, "read the runtime's heap profile this often (0: never)")
 	wait     = flag.Duration("wait", 0, "wait before the work (for a profiler to attach)")
+	rate     = flag.Int("rate", 0, "MB/s to allocate at, on a schedule of 1 ms slots (0: as fast as it can)")
 	sink     [64][]byte
 )
 
@@ -43,8 +45,17 @@ var sizes = []int{16, 32, 48, 64, 96, 128, 256, 512, 1024, 4096, 8192, 32768}
 //go:noinline
 func alloc(i int, n int) { sink[i%64] = make([]byte, n) }
 
+// work allocates bytes; with -rate, each worker its share of a slot's bytes
+// a millisecond, ahead of the schedule sleeping, behind it catching up: the
+// bytes a second do not depend on how long an allocation takes (a profiler
+// that slows some of them takes no allocation away).
 func work(w int, bytes int64) {
-	var done int64
+	var done, slot, slotEnd int64
+	next := time.Now()
+	if *rate > 0 {
+		slot = int64(*rate) << 20 / 1000 / int64(*workers)
+		slotEnd = slot
+	}
 	for i := 0; done < bytes; i++ {
 		n := sizes[i%len(sizes)]
 		if i%len(sizes) >= 9 && i%7 != 0 { // the large ones less often
@@ -52,6 +63,13 @@ func work(w int, bytes int64) {
 		}
 		alloc(w*8+i, n)
 		done += int64(n)
+		if slot > 0 && done >= slotEnd {
+			slotEnd += slot
+			next = next.Add(time.Millisecond)
+			if d := time.Until(next); d > 0 {
+				time.Sleep(d)
+			}
+		}
 	}
 }
 
