@@ -7,7 +7,7 @@
 #   go/<name>-stripped  the same with -ldflags='-s -w'
 #   go126/, go127/      the same with Go 1.26 (/usr/local/go) and Go 1.27.3
 #   A fixture with a go.mod (its modules fetched through the Go module proxy
-#   into $work/gopath/pkg/mod, checked against its go.sum) builds in module
+#   into $cache/gopath/pkg/mod, checked against its go.sum) builds in module
 #   mode, the others in GOPATH mode.
 #   npm/node_modules/   @esbuild/linux-x64 (Go 1.26), lefthook-linux-x64
 #                       (Go 1.27), pprof-format (an independent pprof decoder),
@@ -31,48 +31,84 @@ mkdir -p "$work/go" "$work/npm"
 # safe for builds running at once): a fresh clone neither rebuilds the
 # standard library of three toolchains nor fetches Go 1.27.3 again.
 # $work/gocache* and $work/gopath are links to them (a checkout that has
-# them as directories keeps those).  PMUPROF_CACHE=DIR puts them elsewhere.
+# them as directories keeps its build caches; the module cache and the
+# fetched toolchain are always the shared ones, so that the paths the
+# binaries name are too).  PMUPROF_CACHE=DIR puts them elsewhere.
 cache=${PMUPROF_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/pmuprof}
 for d in gocache gocache-go126 gocache-go127 gopath; do
 	mkdir -p "$cache/$d"
 	[ -e "$work/$d" ] || [ -L "$work/$d" ] || ln -s "$cache/$d" "$work/$d"
 done
-export GOENV=off GOTOOLCHAIN=local GOCACHE="$work/gocache" GOFLAGS=-mod=mod GO111MODULE=off GOPATH="$work/gopath"
+export GOENV=off GOTOOLCHAIN=local GOCACHE="$work/gocache" GOFLAGS=-mod=mod GO111MODULE=off GOPATH="$cache/gopath"
 # modmode DIR: the GO111MODULE a fixture builds with (on where it has a go.mod)
 modmode() { if [ -f "$1/go.mod" ]; then echo on; else echo off; fi; }
 
-build_119() {
+# Built fixtures are kept in the same cache, by a key of the toolchain and
+# the fixture's files ($cache/fixtures/TAG/KEY/), and copied into $work: a
+# fresh clone with nothing changed copies them instead of linking ~200
+# binaries again.  They build from a copy of the sources at
+# $cache/fixtures/src/SKEY/tests/go/NAME, so that the paths a binary names
+# (its files, with the checkout's tail tests/go/NAME) are the same wherever
+# the checkout lives.  $work/TAG/.NAME.key says what $work/TAG/NAME is.
+store=$cache/fixtures
+# srckey NAME: a hash of a fixture's files, names and contents (from
+# $work/.sums, every fixture file's sum, made once a run)
+(cd "$top/tests/go" && find . -type f | LC_ALL=C sort | xargs sha256sum) >"$work/.sums"
+srckey() { grep -F "  ./$1/" "$work/.sums" | sha256sum | cut -c1-20; }
+
+# build_set TAG GO GOCACHE: every fixture with GO into $work/TAG
+build_set() {
+	_tag=$1 _go=$2 _gocache=$3
+	mkdir -p "$work/$_tag" "$store/$_tag" "$store/src"
+	_gov=$("$_go" version) || { echo "fixtures: $_go does not run" >&2; return 1; }
 	for dir in "$top"/tests/go/*/; do
 		name=$(basename "$dir")
-		out="$work/go/$name"
-		if [ ! -x "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go' -o -newer "$out" -name 'go.mod')" ]; then
-			(cd "$dir" && GO111MODULE=$(modmode "$dir") && export GO111MODULE &&
-				"$GO" build -o "$out" . && "$GO" build -ldflags='-s -w' -o "$out-stripped" .) ||
-				{ echo "fixtures: cannot build $name with $GO" >&2; return 1; }
+		skey=$(srckey "$name")
+		key=$(printf 'fixtures-v1 %s %s %s %s\n' "$_gov" "$_go" "$name" "$skey" | sha256sum | cut -c1-20)
+		out=$work/$_tag/$name
+		if [ -x "$out" ] && [ -x "$out-stripped" ] && [ "$(cat "$work/$_tag/.$name.key" 2>/dev/null)" = "$key" ]; then
+			continue
 		fi
+		if [ ! -x "$store/$_tag/$key/$name-stripped" ]; then
+			fixture_build "$dir" "$skey" "$name" "$store/$_tag/$key" "$_go" "$_gocache" ||
+				{ echo "fixtures: cannot build $name with $_go" >&2; return 1; }
+		fi
+		touch "$store/$_tag/$key"
+		cp -f "$store/$_tag/$key/$name" "$out.tmp" && mv -f "$out.tmp" "$out" &&
+			cp -f "$store/$_tag/$key/$name-stripped" "$out.tmp" && mv -f "$out.tmp" "$out-stripped" &&
+			echo "$key" >"$work/$_tag/.$name.key" || return 1
 	done
 }
 
-# The same fixtures built with current Go, for the tests that check the same
-# truths on each version: go126/ with the Go 1.26 at /usr/local/go, go127/
-# with Go 1.27.3, which that go command fetches through the module proxy
-# into $work/gopath (GOTOOLCHAIN needs module mode to switch; the fixtures
-# build in GOPATH mode with the fetched toolchain's own go command).  A
-# toolchain that is not there is said in one line, and its tests skip.
-# The go command of each is kept in $work/go126.go and go127.go, for the
-# tests that run its tools.
-build_all() { # DIR GO
-	mkdir -p "$work/$1"
-	for dir in "$top"/tests/go/*/; do
-		name=$(basename "$dir")
-		out="$work/$1/$name"
-		if [ ! -x "$out-stripped" ] || [ "$2" -nt "$out" ] || [ -n "$(find "$dir" -newer "$out" -name '*.go' -o -newer "$out" -name 'go.mod')" ]; then
-			(cd "$dir" && GO111MODULE=$(modmode "$dir") && export GO111MODULE && GOCACHE="$work/gocache-$1" "$2" build -o "$out" . &&
-				GOCACHE="$work/gocache-$1" "$2" build -ldflags='-s -w' -o "$out-stripped" .) ||
-				{ echo "fixtures: cannot build $name with $2" >&2; return 1; }
-		fi
-	done
+# fixture_build DIR SKEY NAME DEST GO GOCACHE: build DIR's copy into DEST/NAME
+# and DEST/NAME-stripped (DEST appears whole or not at all)
+fixture_build() {
+	_src=$store/src/$2/tests/go/$3
+	if [ ! -d "$_src" ]; then
+		mkdir -p "$store/src/$2.$$/tests/go" && cp -R "$1" "$store/src/$2.$$/tests/go/$3" &&
+			{ mv "$store/src/$2.$$" "$store/src/$2" 2>/dev/null || rm -rf "$store/src/$2.$$"; }
+	fi
+	[ -d "$_src" ] || return 1
+	touch "$store/src/$2"
+	_tmp=$4.$$
+	rm -rf "$_tmp" && mkdir -p "$_tmp" &&
+		(cd "$_src" && GO111MODULE=$(modmode "$_src") && export GO111MODULE && export GOCACHE="$6" &&
+			"$5" build -o "$_tmp/$3" . && "$5" build -ldflags='-s -w' -o "$_tmp/$3-stripped" .) &&
+		{ mv "$_tmp" "$4" 2>/dev/null || [ -x "$4/$3-stripped" ]; } ||
+		{ rm -rf "$_tmp"; return 1; }
+	rm -rf "$_tmp"
 }
+
+# The same fixtures are built with Debian's Go 1.19 (go/) and with current
+# Go, for the tests that check the same truths on each version: go126/ with
+# the Go 1.26 at /usr/local/go, go127/ with Go 1.27.3, which that go command
+# fetches through the module proxy into $cache/gopath (GOTOOLCHAIN needs
+# module mode to switch; the fixtures build in GOPATH mode with the fetched
+# toolchain's own go command).  A toolchain that is not there is said in one
+# line, and its tests skip.  The go command of each is kept in
+# $work/go126.go and go127.go, for the tests that run its tools.
+build_119() { build_set go "$GO" "$work/gocache"; }
+build_all() { build_set "$1" "$2" "$work/gocache-$1"; }
 # The three toolchains build at once (the links are single-threaded).
 build_119 &
 p119=$!
@@ -93,6 +129,8 @@ for p in $p119 $p126 $p127; do
 	wait "$p" || failed=1
 done
 [ -z "$failed" ] || exit 1
+# what no build used for 30 days goes
+find "$store" -mindepth 2 -maxdepth 2 -type d -mtime +30 -exec rm -rf {} + 2>/dev/null || true
 
 # An arm64 build of the symbolizer fixture (the tables differ: pc quantum 4).
 if [ ! -f "$work/go/symtest-arm64" ] || [ -n "$(find "$top/tests/go/symtest" -newer "$work/go/symtest-arm64" -name '*.go')" ]; then
