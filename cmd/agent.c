@@ -40,6 +40,7 @@ static const struct pm_opt agent_opts[] = {
 	{ OPT_ALLOC_MAX_RATE, "alloc-max-rate", "HITS", "--alloc: probe hits per second before the probe watches part of the time (default 500)" },
 	{ OPT_INUSE, "inuse", NULL, "also the live heap at each interval's end" },
 	{ OPT_CREATORS, "creators", NULL, "put each goroutine's stack under its creators' (8 levels)" },
+	{ OPT_CREATORS_MAX_RATE, "creators-max-rate", "HITS", "--creators: creations per second before the probe watches part of the time (default 500)" },
 	{ OPT_STACK_SIZE, "stack-size", "BYTES", "user stack bytes copied per sample (default 8192)" },
 	{ OPT_KERNEL, "kernel", NULL, "keep kernel frames" },
 	{ OPT_PER_PROCESS, "per-process", NULL, "a recording per process even for the CPU events alone (default: one for the host, events per CPU)" },
@@ -209,6 +210,8 @@ static void wire(struct aopts *a)
 		c->rec.freq = PM_AGENT_DEFAULT_FREQ;
 	if (c->rec.alloc && !c->rec.alloc_max_rate) /* always on: a bound by default */
 		c->rec.alloc_max_rate = PM_AGENT_DEFAULT_ALLOC_MAX_RATE;
+	if (c->rec.creators > 0 && !c->rec.creators_max_rate)
+		c->rec.creators_max_rate = PM_AGENT_DEFAULT_CREATORS_MAX_RATE;
 	c->filter = (struct pm_disc_filter){ a->pids, a->npids, a->comms, a->ncomms,
 					     a->exes, a->nexes, a->cgroups, a->ncgroups };
 	c->stop = &stop_sig;

@@ -5,7 +5,7 @@
 /* The option keys past the letters: record's, and agent's that say what to record. */
 enum { OPT_DURATION = 256, OPT_STACK_SIZE, OPT_KERNEL, OPT_RAW, OPT_STRICT = 300 };
 
-enum { OPT_CREATORS = 320, OPT_NO_CREATORS, OPT_WALL }; /* goroutines */
+enum { OPT_CREATORS = 320, OPT_NO_CREATORS, OPT_WALL, OPT_CREATORS_MAX_RATE }; /* goroutines */
 
 enum { OPT_NO_DROP_PRIVILEGES = 340 }; /* privileges */
 

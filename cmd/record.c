@@ -34,6 +34,8 @@ static const struct pm_opt record_opts[] = {
 	{ OPT_CREATORS, "creators", NULL,
 	  "put each goroutine's stack under its creators' (--creators=N: N levels, default 8)" },
 	{ OPT_NO_CREATORS, "no-creators", NULL, "no creator frames (goroutine ids and labels stay)" },
+	{ OPT_CREATORS_MAX_RATE, "creators-max-rate", "HITS",
+	  "--creators: goroutine creations per second above which the probe watches part of the time (default 0: no limit)" },
 	{ OPT_WALL, "wall", NULL,
 	  "also every goroutine's wall time, running or waiting (--wall=HZ snapshots/s, default 20)" },
 	{ OPT_ALLOC, "alloc", NULL,
@@ -118,7 +120,7 @@ int cmd_parse_ids(const char *arg, const char *what, pid_t **v, size_t *n)
 	return 0;
 }
 
-/* A probe budget's option (--locks-max-rate, --alloc-max-rate): hits per second, 0 = -1 (no limit). */
+/* A probe budget's option (--locks-max-rate, --alloc-max-rate, --creators-max-rate): hits per second, 0 = -1 (no limit). */
 static int max_rate(const char *opt, const char *arg, int64_t *out)
 {
 	unsigned long long v;
@@ -164,6 +166,10 @@ static int kind_opt(int key, const char *arg, struct pm_record_cfg *cfg)
 	case OPT_NO_CREATORS:
 		cfg->creators = -1;
 		break;
+	case OPT_CREATORS_MAX_RATE:
+		if (cfg->creators < 1)
+			cfg->creators = DEFAULT_CREATORS;
+		return max_rate("--creators-max-rate", arg, &cfg->creators_max_rate);
 	case OPT_WALL:
 		cfg->wall_hz = DEFAULT_WALL_HZ;
 		break;

@@ -25,6 +25,8 @@
 #define PM_AGENT_DEFAULT_FREQ 19       /* Hz: the host-wide profilers' rate */
 /* --alloc's probe hits per second (record.h: alloc_max_rate): ~0.6 % of a core at 12 us a trap */
 #define PM_AGENT_DEFAULT_ALLOC_MAX_RATE 500
+/* --creators' (record.h: creators_max_rate): one trap per goroutine created, the same cost */
+#define PM_AGENT_DEFAULT_CREATORS_MAX_RATE 500
 
 struct pm_agent_cfg {
 	/*

@@ -379,7 +379,7 @@ static struct gent *gent_find(struct pm_gor *g, pid_t pid, uint64_t gp)
 }
 
 static void gent_put(struct pm_gor *g, pid_t pid, uint64_t gp, int64_t goid, uint32_t node,
-		     uint64_t hi)
+		     uint64_t hi, uint64_t made)
 {
 	struct gent *e = gent_slot(g, created_key(pid, gp), true);
 
@@ -387,6 +387,7 @@ static void gent_put(struct pm_gor *g, pid_t pid, uint64_t gp, int64_t goid, uin
 	e->node = node;
 	e->hi = hi;
 	e->from = 0;
+	e->made = made;
 }
 
 /* The level @seg above @parent (a cnode index + 1) or ending at @end: index + 1. */
@@ -430,7 +431,7 @@ static uint32_t pre_entry(struct pm_gor *g, struct pm_maps *maps, struct pm_stac
 		add_cframe(g, maps, st, pid, gopc, true, &n);
 	node = intern_node(g, intern_chain(g, g->tmp, n), 0,
 			   goid == 1 || parent == 1 ? END_ROOT : END_UNKNOWN);
-	gent_put(g, pid, gp, goid, node, 0);
+	gent_put(g, pid, gp, goid, node, 0, 0);
 	return node;
 }
 
@@ -647,7 +648,7 @@ static void snap_take(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *
 		uint32_t node = listed_node(g, maps, st, pid, ls, &by_goid, i, 0);
 		struct gent *e;
 
-		gent_put(g, pid, ls[i].gp, ls[i].goid, node, ls[i].top);
+		gent_put(g, pid, ls[i].gp, ls[i].goid, node, ls[i].top, 0);
 		e = gent_find(g, pid, ls[i].gp);
 		e->from = ls[i].after;
 		g->st_snap++;
@@ -671,6 +672,68 @@ void pm_gor_probed(struct pm_gor *g)
 {
 	if (g)
 		g->probes = true;
+}
+
+void pm_gor_watching(struct pm_gor *g, uint64_t time, bool open)
+{
+	size_t k;
+
+	if (!g)
+		return;
+	k = (g->ngaps + NGAPS - 1) % NGAPS; /* the latest gap's slot */
+	if (open) {
+		if (g->ngaps && g->gap_to[k] == UINT64_MAX)
+			g->gap_to[k] = time;
+		return;
+	}
+	if (g->ngaps && g->gap_to[k] == UINT64_MAX)
+		return; /* closed already */
+	k = g->ngaps % NGAPS;
+	if (g->ngaps >= NGAPS)
+		g->gaps_before = g->gap_to[k];
+	g->gap_from[k] = time;
+	g->gap_to[k] = UINT64_MAX;
+	g->ngaps++;
+}
+
+uint64_t pm_gor_unwatched(const struct pm_gor *g)
+{
+	return g ? g->st_unwatched : 0;
+}
+
+/* Did a gap of the probe lie in (@since, @until]? */
+static bool gap_in(const struct pm_gor *g, uint64_t since, uint64_t until)
+{
+	size_t n = g->ngaps < NGAPS ? g->ngaps : NGAPS;
+
+	if (since < g->gaps_before)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (g->gap_from[i] < until && g->gap_to[i] > since)
+			return true;
+	return false;
+}
+
+/*
+ * Was the probe watching all along from @since to @until (@pid's sample)?
+ * Live, its gaps say (a gap logged through opts.read); at a replay, the
+ * log (nothing logged: yes).
+ */
+static bool watched(struct pm_gor *g, pid_t pid, uint64_t since, uint64_t until)
+{
+	uint64_t v = 1;
+
+	if (g->o.replay) {
+		if (g->o.read && g->o.read(g->o.read_arg, pid, PM_GOR_WATCH_ADDR, &v, 8))
+			v = 1;
+		return v != 0;
+	}
+	if (!gap_in(g, since, until))
+		return true;
+	v = 0;
+	if (g->o.read)
+		(void)g->o.read(g->o.read_arg, pid, PM_GOR_WATCH_ADDR, &v, 8);
+	return false;
 }
 
 int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st, pid_t pid,
@@ -777,7 +840,7 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
 		 * creation comes next (in time order, before any later sample)
 		 */
 		gent_put(g, pid, c->newg, c->goid, node,
-			 pm_go_ptr_ok(c->stack_hi) ? c->stack_hi : 0);
+			 pm_go_ptr_ok(c->stack_hi) ? c->stack_hi : 0, c->time);
 	}
 	g->st_created++;
 	return 0;
@@ -927,6 +990,16 @@ static size_t probed_sample(struct pm_gor *g, struct pm_stacks *st,
 			gi->dead = dead;
 			gi->on_system_stack = false;
 		}
+	}
+	/*
+	 * the probe closed since the log's entry was made (a budget): the g
+	 * may have hosted a goroutine made unseen; the entry holds only while
+	 * the g holds its goroutine now (goids are never reused)
+	 */
+	if (e && gi->goid != e->goid && !watched(g, pid, e->from ? e->from : e->made,
+						 g->sample_time)) {
+		g->st_unwatched++;
+		e = NULL;
 	}
 	if (!e || (gi->on_system_stack &&
 		   (gi->goid != e->goid || (g->unw_status & PM_UNW_MOVED_ON) ||

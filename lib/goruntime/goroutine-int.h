@@ -105,9 +105,11 @@ struct gent {
 	 * creation on it; before, not known.  0 = made by the log.
 	 */
 	uint64_t from;
+	uint64_t made; /* made by the log: its creation's time (the events' clock) */
 };
 
 enum { END_PARENT, END_ROOT, END_UNKNOWN };
+#define NGAPS 64 /* the creation probe's gaps kept (pm_gor_watching()) */
 enum { CH_COMPLETE, CH_PARTIAL, CH_UNKNOWN, CH_NGOR }; /* pm_gor counts of samples */
 
 /*
@@ -187,6 +189,14 @@ struct pm_gor {
 	uint64_t switch_bp;  /* ... and its BP where it switched off g0 */
 	uint64_t sample_time; /* ... and its time (the events' clock) */
 	uint64_t max_time;    /* the latest sample time processed */
+	/*
+	 * the probe's gaps (pm_gor_watching()): [gap_from, gap_to) the last
+	 * NGAPS, gap_to UINT64_MAX while closed; gaps_before: the end of the
+	 * latest one dropped (before it, a gap may have been)
+	 */
+	uint64_t gap_from[NGAPS], gap_to[NGAPS], gaps_before;
+	size_t ngaps;
+	uint64_t st_unwatched;
 	/* stack tops: (pid, g.stack.hi) -> the g created with that stack (the probe's lo, hi) */
 	struct gent *tops;
 	size_t tops_size, tops_n;

@@ -95,6 +95,8 @@ struct pm_gor_opts {
 	unsigned creators;   /* levels of creators; 0 = none */
 	pm_gor_read_fn read; /* NULL = process_vm_readv (batched) */
 	void *read_arg;
+	/* a replay: what the live run knew (PM_GOR_WATCH_ADDR) comes from opts.read */
+	bool replay;
 	/*
 	 * The goroutine caches' entries: 1 << cache_bits (0, or past the
 	 * default of 8192: the default); a fuzz target's few need few
@@ -246,6 +248,19 @@ int pm_gor_created(struct pm_gor *g, struct pm_maps *maps, struct pm_stacks *st,
  * log and the runtime's list cannot say), never read late.
  */
 void pm_gor_probed(struct pm_gor *g);
+/*
+ * Live, the creation probe stops (@open false) or starts again (true)
+ * watching at @time (the events' clock; a budget closes it part of the
+ * time: src_creation.c).  A g the log names may host a goroutine made
+ * unseen since: for a sample after such a gap, the log's goroutine is
+ * taken only while its g still holds it (its goid read now), else the
+ * goroutine is not known (counted: pm_gor_unwatched()).  Whether a gap
+ * lay between is logged through opts.read (PM_GOR_WATCH_ADDR), so that a
+ * replay judges the same.
+ */
+void pm_gor_watching(struct pm_gor *g, uint64_t time, bool open);
+/* Samples whose goroutine was not known because the probe did not watch all along. */
+uint64_t pm_gor_unwatched(const struct pm_gor *g);
 
 /*
  * A read of 8 bytes at this address (never a target's: below any mapping)
@@ -254,6 +269,12 @@ void pm_gor_probed(struct pm_gor *g);
  * when the live run read the runtime's list of goroutines.
  */
 #define PM_GOR_CLOCK_ADDR 8
+/*
+ * A read of 8 bytes here answers what @buf holds (1: the probe watched
+ * all along, 0: a gap, pm_gor_watching()): an opts.read callback logs it
+ * as given, and a replay's answers it from that log.
+ */
+#define PM_GOR_WATCH_ADDR 4088
 
 #define PM_GOR_CREATOR_UNKNOWN "[creator unknown]"
 #define PM_GOR_GOROUTINE_UNKNOWN "[goroutine unknown]"

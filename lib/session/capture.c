@@ -99,6 +99,8 @@ int pm_cap_read(struct session *s, pid_t pid, uint64_t addr, void *buf, size_t l
 			memcpy(buf, &now, 8);
 			return cap_log(s, pid, addr, buf, len) ? 0 : -EFAULT;
 		}
+		if (addr == PM_GOR_WATCH_ADDR && len == 8) /* a value, logged as given (goroutine.h) */
+			return cap_log(s, pid, addr, buf, len) ? 0 : -EFAULT;
 		got = process_vm_readv(pid, &l, 1, &r, 1, 0);
 
 		if (got < 0 || (size_t)got != len) {
@@ -479,6 +481,7 @@ int pm_record_replay(const char *path, struct pm_profile **out, struct pm_record
 									  : meta->creators,
 			.read = pm_cap_gor_read,
 			.read_arg = &s,
+			.replay = true,
 		};
 
 		if (!s.mlog)

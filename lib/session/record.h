@@ -122,6 +122,14 @@ struct pm_record_cfg {
 	 */
 	int64_t alloc_max_rate;
 	/*
+	 * --creators-max-rate: the budget of creation probe hits per second
+	 * (sources/budget.h): above it the probe watches part of the time, and
+	 * a sample whose goroutine may have been made unseen has its goroutine
+	 * unknown; 0 or -1 = no limit (record's default; the agent's is
+	 * PM_AGENT_DEFAULT_CREATORS_MAX_RATE)
+	 */
+	int64_t creators_max_rate;
+	/*
 	 * --off-cpu: the targets' threads blocked in the kernel, by the time
 	 * off CPU (src_offcpu.h); without @event, no CPU events
 	 */

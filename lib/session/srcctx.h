@@ -212,6 +212,7 @@ bool pm_sc_ours(struct pm_srcctx *c, const struct pm_rec_sample *smp, uint64_t k
 #define PM_CAP_KEY_INUSE_ALIVE 48 /* src_inuse.c: the process alive (1 byte) */
 #define PM_CAP_KEY_INUSE_PATH 56 /* src_inuse.c: its binary's path: length (8), then bytes (at 64) */
 #define PM_CAP_KEY_ALLOC_WEIGHT 128 /* src_alloc.c: a sample's weight (its budget), 136 a target's */
+#define PM_CAP_KEY_CREATION_OURS 144 /* src_creation.c: a creation a target's (CPU-wide probes) */
 /*
  * The goroutine inspector's clock (goroutine.h: PM_GOR_CLOCK_ADDR) as a
  * read of @pid's memory would see it now; -1 at a replay without the reads.

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sources/budget.h"
 #include "goruntime/gocode.h"
 #include "goruntime/goroutine.h"
 #include "profile/profile.h"
@@ -17,6 +18,11 @@
 struct creation {
 	uint64_t creations, bad; /* creations fed to the log; samples that were none */
 	bool fallback_warned;
+	/* --creators-max-rate: the probes CPU-wide, opened and closed by the budget (budget.h) */
+	struct pm_budget *bud;
+	bool open, said, failed;
+	uint64_t last_now;
+	uint64_t others; /* creations in processes not targets (CPU-wide probes), dropped */
 };
 
 /*
@@ -97,6 +103,8 @@ static int creation_add_events(struct pm_srcctx *ctx)
 			continue;
 		}
 		free(real);
+		if (pm_sc_cfg(ctx)->creators_max_rate > 0) /* opened and closed by creation_timer() */
+			pm_sc_set_cpuwide(ctx, pm_sc_nev(ctx));
 		pm_sc_add_event(ctx, &sp, 0);
 	}
 	return 0;
@@ -119,6 +127,21 @@ static bool creation_claim(struct pm_srcctx *ctx, size_t e, const char *name)
 	return !name || strstr(name, "newproc");
 }
 
+/*
+ * Is @smp of a target?  Per thread, yes; CPU-wide (a budget), as
+ * pm_sc_ours() says, logged in a capture; at replay what was logged.
+ */
+static bool ours(struct pm_srcctx *ctx, size_t e, const struct pm_rec_sample *smp)
+{
+	uint64_t v = 1;
+
+	if (!pm_sc_replay(ctx))
+		return !pm_sc_is_cpuwide(ctx, e) || pm_sc_ours(ctx, smp, PM_CAP_KEY_CREATION_OURS);
+	if (pm_sc_value(ctx, (pid_t)smp->pid, PM_CAP_KEY_CREATION_OURS, &v, sizeof(v)) < 0)
+		return true;
+	return v != 0;
+}
+
 /* A creation, not a sample of the profile: into the goroutine inspector's log. */
 static void creation_sample(struct pm_srcctx *ctx, size_t e, const struct pm_rec_sample *smp)
 {
@@ -128,7 +151,10 @@ static void creation_sample(struct pm_srcctx *ctx, size_t e, const struct pm_rec
 	uint64_t pcs[128];
 	size_t n = 0, i;
 
-	(void)e;
+	if (!ours(ctx, e, smp)) {
+		st->others++;
+		return;
+	}
 	if (!gor || smp->raw_size < RAW_MIN || !smp->raw) {
 		st->bad++;
 		return;
@@ -149,9 +175,104 @@ static void creation_sample(struct pm_srcctx *ctx, size_t e, const struct pm_rec
 		st->bad++;
 }
 
+/* ---- the budget (--creators-max-rate) ---- */
+
+/*
+ * Open or close the probes (CPU-wide: a closed uprobe traps no more); the
+ * goroutine inspector told of the gap, from before the close to after the
+ * open, so that the log is not trusted across it.
+ */
+static void set_open(struct pm_srcctx *ctx, struct creation *st, uint64_t now, bool on)
+{
+	if (!on)
+		pm_gor_watching(pm_sc_gor(ctx), now, false);
+	for (size_t e = 0; e < pm_sc_nev(ctx); e++)
+		if (pm_sc_owns(ctx, e) && pm_sc_cpuwide_open(ctx, e, on) < 0 && !st->failed) {
+			const char *msg = pm_sc_errmsg(ctx);
+
+			pm_warn("creators: %s", msg[0] ? msg : "cannot open the probes again");
+			st->failed = true;
+		}
+	if (on && !st->failed)
+		pm_gor_watching(pm_sc_gor(ctx), pm_now_ns(), true);
+	st->open = on;
+}
+
+static uint64_t creation_timer(struct pm_srcctx *ctx, uint64_t now)
+{
+	struct creation *st = ctx->state;
+	const struct pm_record_cfg *cfg = pm_sc_cfg(ctx);
+	uint64_t hits = 0, next;
+	double rate;
+	bool open;
+
+	if (pm_sc_replay(ctx) || !cfg || cfg->creators_max_rate <= 0 || !pm_sc_has_events(ctx))
+		return 0;
+	if (!st->bud) {
+		st->bud = pm_budget_new(cfg->creators_max_rate, now ^ 0x6372656174ULL);
+		st->open = true; /* opened by the attach */
+	}
+	for (size_t e = 0; e < pm_sc_nev(ctx); e++)
+		if (pm_sc_owns(ctx, e))
+			hits += pm_sc_cpuwide_hits(ctx, e);
+	next = pm_budget_tick(st->bud, now, hits, &open);
+	if (pm_budget_over(st->bud, &rate) && !st->said) {
+		pm_warn("creators: %.0f goroutines created a second, over the budget of %" PRId64
+			" (--creators-max-rate): the probe watches part of the time; a goroutine made "
+			"while it does not has its goroutine and creators unknown (counted in the "
+			"profile's comments)",
+			rate, cfg->creators_max_rate);
+		st->said = true;
+	}
+	if (open != st->open && !st->failed)
+		set_open(ctx, st, now, open);
+	st->last_now = now;
+	return next;
+}
+
+static void creation_end(struct pm_srcctx *ctx)
+{
+	struct creation *st = ctx->state;
+
+	pm_budget_free(st->bud);
+	st->bud = NULL;
+}
+
 static double pct(uint64_t a, uint64_t all)
 {
 	return all ? 100.0 * (double)a / (double)all : 0.0;
+}
+
+/* The budget's comment: over it, the share watched, and what it cost (samples' goroutines unknown). */
+static void budget_comment(struct pm_srcctx *ctx, const struct creation *st, struct pm_profile *p)
+{
+	const struct pm_record_cfg *cfg = pm_sc_cfg(ctx);
+	uint64_t unw = pm_gor_unwatched(pm_sc_gor(ctx));
+	double rate;
+	char *c;
+
+	if (st->others) {
+		c = xasprintf("creators: %" PRIu64 " creations in processes not recorded dropped "
+			      "(the probes watch every process for the budget)",
+			      st->others);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
+	if (st->bud && pm_budget_over(st->bud, &rate)) {
+		c = xasprintf("creators: %.0f creations/s over the budget of %" PRId64
+			      " (--creators-max-rate): the probe watched %.1f %% of the time",
+			      rate, cfg->creators_max_rate,
+			      100 * pm_budget_watched(st->bud, st->last_now));
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
+	if (unw) {
+		c = xasprintf("creators: %" PRIu64 " samples on a g whose goroutine may have been "
+			      "made while the probe did not watch: goroutine unknown",
+			      unw);
+		pm_prof_add_comment(p, c);
+		free(c);
+	}
 }
 
 static void creation_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
@@ -171,6 +292,7 @@ static void creation_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 		      pct(gu, all), gu, lu);
 	pm_prof_add_comment(p, c);
 	free(c);
+	budget_comment(ctx, st, p);
 	if (pm_gor_late_creations(pm_sc_gor(ctx))) {
 		c = xasprintf("creators: %" PRIu64 " creations were processed after samples taken "
 			      "later (the machine stalled longer than the drain's ordering window, widened "
@@ -194,6 +316,8 @@ const struct pm_source pm_src_creation = {
 	.logs_creations = true,
 	.adjust_attr = creation_adjust_attr,
 	.claim = creation_claim,
+	.end = creation_end,
 	.sample = creation_sample,
+	.timer = creation_timer,
 	.profile_tail = creation_profile_tail,
 };
