@@ -213,6 +213,26 @@ uint64_t pm_sc_cpuwide_hits(const struct pm_srcctx *c, size_t e)
 	return pm_att_cpuwide_hits(c->ses, e);
 }
 
+int pm_sc_cpuwide_open_own(struct pm_srcctx *c, bool on)
+{
+	int rc = 0;
+
+	for (size_t e = 0; e < pm_sc_nev(c); e++)
+		if (pm_sc_owns(c, e) && pm_sc_cpuwide_open(c, e, on) < 0)
+			rc = -1;
+	return rc;
+}
+
+uint64_t pm_sc_cpuwide_hits_own(const struct pm_srcctx *c)
+{
+	uint64_t n = 0;
+
+	for (size_t e = 0; e < pm_sc_nev(c); e++)
+		if (pm_sc_owns(c, e))
+			n += pm_sc_cpuwide_hits(c, e);
+	return n;
+}
+
 struct pm_stacks *pm_sc_stacks(const struct pm_srcctx *c)
 {
 	return c->ses->stacks;

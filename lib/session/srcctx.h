@@ -122,6 +122,9 @@ void pm_sc_set_cpuwide(struct pm_srcctx *c, size_t e);
 bool pm_sc_is_cpuwide(const struct pm_srcctx *c, size_t e); /* live */
 int pm_sc_cpuwide_open(struct pm_srcctx *c, size_t e, bool on);
 uint64_t pm_sc_cpuwide_hits(const struct pm_srcctx *c, size_t e);
+/* The same for every event the source owns: -1 when one could not (pm_sc_errmsg()); their hits. */
+int pm_sc_cpuwide_open_own(struct pm_srcctx *c, bool on);
+uint64_t pm_sc_cpuwide_hits_own(const struct pm_srcctx *c);
 
 /* ---- processing ---- */
 

@@ -27,6 +27,7 @@ struct pm_budget {
 	uint64_t pstart, pend, on_at, off_at, hits0;
 	uint64_t first, on_total;          /* the first period's start; the windows' time so far */
 	double over_rate;                  /* the first rate over the budget, 0 none */
+	bool said;                         /* pm_budget_step() told it */
 	struct period *per;                /* by start */
 	size_t nper, cap;
 };
@@ -143,4 +144,21 @@ double pm_budget_watched(const struct pm_budget *b, uint64_t now)
 		return 1;
 	all = PM_MAX(now, b->pend) - b->first;
 	return all ? PM_MIN(1.0, (double)b->on_total / (double)all) : 1;
+}
+
+uint64_t pm_budget_step(struct pm_budget **b, int64_t per_s, uint64_t seed, uint64_t now,
+			uint64_t hits, bool *open, double *first_over)
+{
+	uint64_t next;
+	double rate;
+
+	if (!*b)
+		*b = pm_budget_new(per_s, seed);
+	next = pm_budget_tick(*b, now, hits, open);
+	*first_over = 0;
+	if (!(*b)->said && pm_budget_over(*b, &rate)) {
+		(*b)->said = true;
+		*first_over = rate;
+	}
+	return next;
 }

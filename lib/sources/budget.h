@@ -31,6 +31,13 @@ void pm_budget_free(struct pm_budget *b); /* NULL is fine */
  * Returns when to be called again.
  */
 uint64_t pm_budget_tick(struct pm_budget *b, uint64_t now, uint64_t hits, bool *open);
+/*
+ * A source's timer, the same steps for each: *@b made at the first call
+ * (@per_s, @seed), then pm_budget_tick().  *@first_over: the rate seen,
+ * the first time the hits went over the budget (to be said once); else 0.
+ */
+uint64_t pm_budget_step(struct pm_budget **b, int64_t per_s, uint64_t seed, uint64_t now,
+			uint64_t hits, bool *open, double *first_over);
 /* The weight of a hit at @t: 1 / the share of its period watched (1 before any, or in full). */
 double pm_budget_weight(const struct pm_budget *b, uint64_t t);
 /* Was the budget ever exceeded (the probes then watched part of the time)?  The rate seen then. */

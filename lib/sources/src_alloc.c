@@ -65,7 +65,7 @@ struct alloc {
 	bool rate_unknown; /* samples without the rate: DEFAULT_RATE assumed */
 	/* --alloc-max-rate: the probes CPU-wide, opened and closed by the budget (budget.h) */
 	struct pm_budget *bud;
-	bool open, said, failed;
+	bool open, failed;
 	uint64_t last_now;
 	double watched;  /* the share of the time watched, at the end */
 	uint64_t others; /* samples of processes not targets (CPU-wide probes), dropped */
@@ -514,13 +514,12 @@ static void alloc_end(struct pm_srcctx *ctx)
 /* Open or close the probes (CPU-wide: a closed uprobe traps no more). */
 static void set_open(struct pm_srcctx *ctx, struct alloc *st, bool on)
 {
-	for (size_t e = 0; e < pm_sc_nev(ctx); e++)
-		if (pm_sc_owns(ctx, e) && pm_sc_cpuwide_open(ctx, e, on) < 0 && !st->failed) {
-			const char *msg = pm_sc_errmsg(ctx);
+	if (pm_sc_cpuwide_open_own(ctx, on) < 0 && !st->failed) {
+		const char *msg = pm_sc_errmsg(ctx);
 
-			pm_warn("alloc: %s", msg[0] ? msg : "cannot open the probes again");
-			st->failed = true;
-		}
+		pm_warn("alloc: %s", msg[0] ? msg : "cannot open the probes again");
+		st->failed = true;
+	}
 	st->open = on;
 }
 
@@ -528,27 +527,21 @@ static uint64_t alloc_timer(struct pm_srcctx *ctx, uint64_t now)
 {
 	struct alloc *st = ctx->state;
 	const struct pm_record_cfg *cfg = pm_sc_cfg(ctx);
-	uint64_t hits = 0, next;
+	uint64_t next;
 	double rate;
 	bool open;
 
 	if (pm_sc_replay(ctx) || !cfg || cfg->alloc_max_rate <= 0 || !pm_sc_has_events(ctx))
 		return 0;
-	if (!st->bud) {
-		st->bud = pm_budget_new(cfg->alloc_max_rate, now);
+	if (!st->bud)
 		st->open = true; /* opened by the attach */
-	}
-	for (size_t e = 0; e < pm_sc_nev(ctx); e++)
-		if (pm_sc_owns(ctx, e))
-			hits += pm_sc_cpuwide_hits(ctx, e);
-	next = pm_budget_tick(st->bud, now, hits, &open);
-	if (pm_budget_over(st->bud, &rate) && !st->said) {
+	next = pm_budget_step(&st->bud, cfg->alloc_max_rate, now, now, pm_sc_cpuwide_hits_own(ctx),
+			      &open, &rate);
+	if (rate > 0)
 		pm_warn("alloc: %.0f probe hits/s, over the budget of %" PRId64 " (--alloc-max-rate): "
 			"the probe watches part of the time, alloc_objects and alloc_space scaled "
 			"(the profile's comments say how much)",
 			rate, cfg->alloc_max_rate);
-		st->said = true;
-	}
 	if (open != st->open)
 		set_open(ctx, st, open);
 	st->last_now = now;

@@ -20,7 +20,7 @@ struct creation {
 	bool fallback_warned;
 	/* --creators-max-rate: the probes CPU-wide, opened and closed by the budget (budget.h) */
 	struct pm_budget *bud;
-	bool open, said, failed;
+	bool open, failed;
 	uint64_t last_now;
 	uint64_t others; /* creations in processes not targets (CPU-wide probes), dropped */
 };
@@ -186,13 +186,11 @@ static void set_open(struct pm_srcctx *ctx, struct creation *st, uint64_t now, b
 {
 	if (!on)
 		pm_gor_watching(pm_sc_gor(ctx), now, false);
-	for (size_t e = 0; e < pm_sc_nev(ctx); e++)
-		if (pm_sc_owns(ctx, e) && pm_sc_cpuwide_open(ctx, e, on) < 0 && !st->failed) {
-			const char *msg = pm_sc_errmsg(ctx);
-
-			pm_warn("creators: %s", msg[0] ? msg : "cannot open the probes again");
-			st->failed = true;
-		}
+	if (pm_sc_cpuwide_open_own(ctx, on) < 0 && !st->failed) {
+		pm_warn("creators: %s", pm_sc_errmsg(ctx)[0] ? pm_sc_errmsg(ctx)
+							  : "cannot open the probes again");
+		st->failed = true;
+	}
 	if (on && !st->failed)
 		pm_gor_watching(pm_sc_gor(ctx), pm_now_ns(), true);
 	st->open = on;
@@ -202,28 +200,22 @@ static uint64_t creation_timer(struct pm_srcctx *ctx, uint64_t now)
 {
 	struct creation *st = ctx->state;
 	const struct pm_record_cfg *cfg = pm_sc_cfg(ctx);
-	uint64_t hits = 0, next;
+	uint64_t next;
 	double rate;
 	bool open;
 
 	if (pm_sc_replay(ctx) || !cfg || cfg->creators_max_rate <= 0 || !pm_sc_has_events(ctx))
 		return 0;
-	if (!st->bud) {
-		st->bud = pm_budget_new(cfg->creators_max_rate, now ^ 0x6372656174ULL);
+	if (!st->bud)
 		st->open = true; /* opened by the attach */
-	}
-	for (size_t e = 0; e < pm_sc_nev(ctx); e++)
-		if (pm_sc_owns(ctx, e))
-			hits += pm_sc_cpuwide_hits(ctx, e);
-	next = pm_budget_tick(st->bud, now, hits, &open);
-	if (pm_budget_over(st->bud, &rate) && !st->said) {
+	next = pm_budget_step(&st->bud, cfg->creators_max_rate, now ^ 0x6372656174ULL, now,
+			      pm_sc_cpuwide_hits_own(ctx), &open, &rate);
+	if (rate > 0)
 		pm_warn("creators: %.0f goroutines created a second, over the budget of %" PRId64
 			" (--creators-max-rate): the probe watches part of the time; a goroutine made "
 			"while it does not has its goroutine and creators unknown (counted in the "
 			"profile's comments)",
 			rate, cfg->creators_max_rate);
-		st->said = true;
-	}
 	if (open != st->open && !st->failed)
 		set_open(ctx, st, now, open);
 	st->last_now = now;

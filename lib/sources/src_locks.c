@@ -399,12 +399,7 @@ static void set_probes(struct pm_srcctx *ctx, struct locks *st, int which, bool 
 /* The hits of all the lock probes so far, as the kernel counted them. */
 static uint64_t hits(const struct pm_srcctx *ctx)
 {
-	uint64_t n = 0;
-
-	for (size_t e = 0; e < pm_sc_nev(ctx); e++)
-		if (pm_sc_owns(ctx, e))
-			n += pm_sc_cpuwide_hits(ctx, e);
-	return n;
+	return pm_sc_cpuwide_hits_own(ctx);
 }
 
 static uint64_t rnd(struct locks *st)

@@ -261,6 +261,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 
 			pm_gor_created(g, fixture_maps(), st, PID, &c, cp, s[1] % 5);
 		}
+		/* the probe closed and opened by a budget, as the input says (gaps) */
+		if (s[3] & 6)
+			pm_gor_watching(g, i, (s[3] & 4) != 0);
 		struct pm_gor_walk w = {
 			.pid = PID, .tid = tid, .time = i, .r14 = r14, .sp = sp,
 			.stack = slen ? stack : NULL, .stack_len = slen, .pcs = pcs, .npcs = 1,

@@ -104,8 +104,36 @@ static int t_recovers(void)
 	return PM_PASS;
 }
 
+/* pm_budget_step(): made at the first call, the rate over the budget told once. */
+static int t_step(void)
+{
+	struct pm_budget *b = NULL;
+	uint64_t now = 1000 * MS, next = 0, hits = 0;
+	unsigned told = 0;
+	double first = 0, r;
+	bool open = true;
+
+	for (int i = 0; i < 5000; i++, now += MS) {
+		if (open)
+			hits += 10; /* 10 000 a second */
+		if (now < next)
+			continue;
+		next = pm_budget_step(&b, 300, 5, now, hits, &open, &r);
+		if (r > 0) {
+			told++;
+			first = r;
+		}
+	}
+	CHECK(b != NULL);
+	CHECK_INT(told, 1);
+	CHECK(first > 8000 && first < 12000);
+	pm_budget_free(b);
+	return PM_PASS;
+}
+
 static const struct pm_test tests[] = {
 	{ "under", t_under },
+	{ "step", t_step },
 	{ "over", t_over },
 	{ "recovers", t_recovers },
 	{ NULL, NULL },
