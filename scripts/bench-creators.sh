@@ -8,6 +8,9 @@
 #   launch --creators      pmuprof record --creators -- spawn (the creation probe)
 #   attach --creators=1    pmuprof record --creators=1 -p (the probe, one level kept)
 #   attach --creators      pmuprof record --creators -p (the probe)
+#   attach --creators-max-rate 1000
+#                          the probe held to 1 000 hits a second (watching
+#                          part of the time, at least 5 % of it)
 #
 # Usage: scripts/bench-creators.sh [ROUNDS]   (default 5; rounds alternate the ways;
 # medians are printed).  Needs root, a built pmuprof (make) and the fixtures.
@@ -26,12 +29,14 @@ if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/event
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
 	mounted=/sys/kernel/tracing
 fi
+# the creations the probe saw in the last attach
+seen() { gzip -dc "$d/a.pb.gz" | strings | sed -n 's/.*creators: \([0-9]*\) goroutine creations seen.*/\1/p' | grep . || echo 0; }
 ns() { sed -n 's/.*: \([0-9]*\) ns each$/\1/p' "$1"; }
-attach() { # creators-option
+attach() { # creators-option...
 	"$sp" -wait 400ms >"$d/out" &
 	pid=$!
 	sleep 0.1
-	"$PMUPROF" record -q -e cpu-clock -F 1000 "$1" -p $pid -o "$d/a.pb.gz" 2>"$d/err"
+	"$PMUPROF" record -q -e cpu-clock -F 1000 "$@" -p $pid -o "$d/a.pb.gz" 2>"$d/err"
 	wait $pid
 	ns "$d/out"
 }
@@ -44,14 +49,15 @@ for _ in $(seq "$rounds"); do
 	echo "launch--creators $(ns "$d/out")"
 	echo "attach--creators=1 $(attach --creators=1)"
 	echo "attach--creators $(attach --creators)"
-	seen=$(gzip -dc "$d/a.pb.gz" | strings | sed -n 's/.*creators: \([0-9]*\) goroutine creations seen.*/\1/p')
-	echo "seen ${seen:-0}"
+	echo "seen $(seen)"
+	echo "attach--creators-max-rate=1000 $(attach --creators-max-rate 1000)"
+	echo "seenb $(seen)"
 done >"$d/res"
 echo "| way | ns per goroutine (median of $rounds) | added per creation |"
 echo "|---|---|---|"
 base=$(awk '$1 == "none" { print $2 }' "$d/res" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-for w in none tracebackancestors launch--creators attach--creators=1 attach--creators; do
+for w in none tracebackancestors launch--creators attach--creators=1 attach--creators attach--creators-max-rate=1000; do
 	m=$(awk -v w="$w" '$1 == w { print $2 }' "$d/res" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
 	echo "| $(echo "$w" | sed 's/--/ --/') | $m | $((m - base)) ns |"
 done
-echo "(attach --creators: $(awk '$1 == "seen" { print $2 }' "$d/res" | tail -1) of 400000 creations seen by the probe in the last round)"
+echo "(attach --creators: $(awk '$1 == "seen" { print $2 }' "$d/res" | tail -1) of 400000 creations seen by the probe in the last round; with --creators-max-rate 1000: $(awk '$1 == "seenb" { print $2 }' "$d/res" | tail -1))"
