@@ -131,6 +131,7 @@ struct host_ctx {
 	struct hproc *v;
 	size_t n, cap;
 	struct pm_hidx idx; /* by pid */
+	size_t ended;       /* processes ended since the last sweep */
 };
 
 static struct hproc *hproc_find(struct host_ctx *h, pid_t pid)
@@ -154,16 +155,18 @@ static struct hproc *hproc_add(struct host_ctx *h, pid_t pid)
 }
 
 /*
- * Forget the processes that ended more than two intervals ago (their
- * last interval handed over): the array compacted, the index made again.
+ * Forget the processes that ended: a target more than two intervals ago
+ * (its last interval handed over), any other at once; the array
+ * compacted, the index made again.
  */
 static void hproc_sweep(struct host_ctx *h)
 {
 	uint64_t now = pm_now_ns(), keep = (uint64_t)(2 * h->cfg->interval * 1e9);
 	size_t k = 0;
 
+	h->ended = 0;
 	for (size_t i = 0; i < h->n; i++) {
-		if (h->v[i].gone && now - h->v[i].gone > keep) {
+		if (h->v[i].gone && (!h->v[i].meta || now - h->v[i].gone > keep)) {
 			free(h->v[i].meta);
 			continue;
 		}
@@ -238,8 +241,12 @@ static void host_news(void *arg, pid_t pid, bool exited)
 	if (!p)
 		return;
 	p->judged = false;
-	if (exited)
-		p->gone = pm_now_ns();
+	if (!exited)
+		return;
+	p->gone = pm_now_ns();
+	/* a host whose processes come and go, none a target: no interval sweeps */
+	if (++h->ended > 256 && h->ended > h->n / 2)
+		hproc_sweep(h);
 }
 
 static void host_interval(void *arg, struct pm_profile *prof, pid_t pid, uint64_t start,
