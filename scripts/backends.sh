@@ -31,8 +31,11 @@ fi
 OTELCOL_VERSION=v0.165.0
 # Pyroscope: the server's go.mod replaces its api module with ./api, which
 # the module zip lacks.  The proxy serves the api module only at its own
-# tags; api/v1.0.0 is byte for byte the api/ of the server's v1.9.0 tag
-# (v1.6.0's api/ matches no tag), so v1.9.0 builds from the proxy alone.
+# tags (v1.0.0, v1.5.0, v1.6.0 on 2026-12-07; no pseudo-version of the
+# server's commits); api/v1.0.0 is byte for byte the api/ of the server's
+# v1.9.0 tag, so v1.9.0 builds from the proxy alone.  v1.6.0's api/ is none
+# of them, and the v1.6.0 server against api/v1.0.0 does not compile (its
+# VCS service and query frontend lack v1.0.0's GetCommits).
 PYRO_VERSION=v1.9.0
 PYRO_API_VERSION=v1.0.0
 # parquet-go links to the runtime's aeshash by go:linkname, which Go 1.23+
