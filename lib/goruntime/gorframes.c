@@ -851,14 +851,35 @@ uint64_t pm_gor_late_creations(const struct pm_gor *g)
 	return g ? g->st_clate : 0;
 }
 
-void pm_gor_default_counts(const struct pm_gor *g, uint64_t *all, uint64_t *unknown,
+void pm_gor_default_counts(struct pm_gor *g, pid_t pid, uint64_t *all, uint64_t *unknown,
 			   uint64_t *sys, uint64_t *root, uint64_t *bystack)
 {
+	const struct gproc *p = g && pid ? pm_gor_proc_find(g, pid) : NULL;
+
+	if (pid) {
+		*all = p ? p->d[0] : 0;
+		*unknown = p ? p->d[1] : 0;
+		*sys = p ? p->d[2] : 0;
+		*root = p ? p->d[3] : 0;
+		*bystack = p ? p->d[4] : 0;
+		return;
+	}
 	*bystack = g ? g->st_dstack : 0;
 	*all = g ? g->st_dall : 0;
 	*unknown = g ? g->st_dunknown : 0;
 	*sys = g ? g->st_dsys : 0;
 	*root = g ? g->st_droot : 0;
+}
+
+void pm_gor_counts_zero(struct pm_gor *g)
+{
+	if (!g)
+		return;
+	g->st_dall = g->st_dunknown = g->st_dsys = g->st_droot = g->st_dstack = 0;
+	memset(g->st_chain, 0, sizeof(g->st_chain));
+	g->st_gunknown = g->st_lunknown = g->st_unwatched = g->st_clate = 0;
+	g->st_labsets = g->st_labcut = 0;
+	pm_gor_procs_zero(g);
 }
 
 void pm_gor_creator_counts(const struct pm_gor *g, uint64_t *complete, uint64_t *partial,
@@ -1336,9 +1357,12 @@ static size_t default_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_s
 		    strcmp(rf, "runtime.goexit") != 0)
 			return n;
 		g->st_dall++;
+		p->d[0]++;
+		p->d[1]++;
 		return unknown_tail(g, st, ids, n, cap);
 	}
 	g->st_dall++;
+	p->d[0]++;
 	if (rc == 0) {
 		uint64_t since = held_since(g, pid, gi->g, gi->goid, 0);
 
@@ -1351,10 +1375,14 @@ static size_t default_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_s
 	    root_matches(g, maps, pid, gi, pcs, npcs) != 0) {
 		g->st_bystack++;
 		g->st_dstack++;
+		p->d[4]++;
 		return trusted_tail(g, maps, st, p, pid, gi, ids, n, cap);
 	}
 	g->st_droot += why == TRUST_ROOT;
 	g->st_dsys += why == TRUST_SYS;
+	p->d[3] += why == TRUST_ROOT;
+	p->d[2] += why == TRUST_SYS;
+	p->d[1]++; /* unknown_tail() below */
 	g->st_stale += why == TRUST_STALE;
 	/*
 	 * pm_gor_last(): a goroutine's own stack, its goroutine not known, as

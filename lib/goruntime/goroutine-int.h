@@ -77,6 +77,8 @@ struct gproc {
 	struct pm_gor_layout l;
 	const struct pm_map *gomap; /* the Go binary's mapping the layout came from */
 	uint64_t allgs_at; /* runtime.allgs in the binary (pm_gor_allgs), 0 = not looked up */
+	/* its samples without the log (pm_gor_default_counts()): all, unknown, sys, root, by stack */
+	uint64_t d[5];
 };
 
 struct seen {
@@ -247,6 +249,8 @@ int pm_gor_allgs(struct pm_gor *g, pid_t pid, uint64_t **gs, size_t *n);
 
 /* The state of @pid, added (unknown) when new. */
 struct gproc *pm_gor_proc_of(struct pm_gor *g, pid_t pid);
+struct gproc *pm_gor_proc_find(struct pm_gor *g, pid_t pid); /* NULL when none */
+void pm_gor_procs_zero(struct pm_gor *g); /* every process's counts back to 0 */
 
 /*
  * pm_gor_inspect() without the labels and ancestors: those are read by

@@ -111,6 +111,24 @@ void pm_gor_free(struct pm_gor *g)
 	free(g);
 }
 
+struct gproc *pm_gor_proc_find(struct pm_gor *g, pid_t pid)
+{
+	uint64_t hv = mix(g->seed, (uint64_t)(uint32_t)pid);
+	size_t pos = SIZE_MAX;
+	long i;
+
+	while ((i = pm_hidx_next(&g->proc_idx, hv, &pos)) >= 0)
+		if (g->procs[i].pid == pid)
+			return &g->procs[i];
+	return NULL;
+}
+
+void pm_gor_procs_zero(struct pm_gor *g)
+{
+	for (size_t i = 0; i < g->nprocs; i++)
+		memset(g->procs[i].d, 0, sizeof(g->procs[i].d));
+}
+
 struct gproc *pm_gor_proc_of(struct pm_gor *g, pid_t pid)
 {
 	uint64_t hv = mix(g->seed, (uint64_t)(uint32_t)pid);

@@ -299,10 +299,15 @@ void pm_gor_creator_counts(const struct pm_gor *g, uint64_t *complete, uint64_t 
  * without the sample's evidence that m.curg read later served it, and
  * whose walk started elsewhere than the g's goroutine did; and those on
  * the system stack whose goroutine was found by the stack it switched
- * from.
+ * from.  Of process @pid's samples; 0: of all.
  */
-void pm_gor_default_counts(const struct pm_gor *g, uint64_t *all, uint64_t *unknown,
+void pm_gor_default_counts(struct pm_gor *g, pid_t pid, uint64_t *all, uint64_t *unknown,
 			   uint64_t *sys, uint64_t *root, uint64_t *bystack);
+/*
+ * An interval ended (its profiles built): the counts above, the creator
+ * counts and the label sets cut begin again from 0.
+ */
+void pm_gor_counts_zero(struct pm_gor *g);
 
 /*
  * Wall snapshots (src_wall.c): goroutines read from the runtime's list

@@ -103,7 +103,7 @@ static uint64_t hidden_loc(struct pm_profile *p, uint64_t mid, uint64_t full,
  * Goroutine ids without the creation probe: read after the sample, kept
  * only where the sample agrees; the rest are "[goroutine unknown]".
  */
-static void gor_comment(struct session *s, struct pm_profile *p)
+static void gor_comment(struct session *s, struct pm_profile *p, pid_t pid)
 {
 	uint64_t all, unk, sys, root, bystack;
 	char *c;
@@ -117,7 +117,7 @@ static void gor_comment(struct session *s, struct pm_profile *p)
 		pm_prof_add_comment(p, c);
 		free(c);
 	}
-	pm_gor_default_counts(s->gor, &all, &unk, &sys, &root, &bystack);
+	pm_gor_default_counts(s->gor, pid, &all, &unk, &sys, &root, &bystack);
 	if (!all)
 		return;
 	c = xasprintf("goroutines: %" PRIu64 " samples of goroutines, %.1f %% with the goroutine "
@@ -146,48 +146,62 @@ struct build {
 	struct kstate ks;
 };
 
-/* The recording's own figures: what was lost, throttled or cut, and the attach. */
-static void comments(struct session *s, struct pm_profile *p, uint64_t dur)
+/*
+ * The recording's own figures: what was lost, throttled or cut, and the
+ * attach.  With intervals, the interval's (res less what it was at the
+ * cut); host-wide, the rings and the stacks cut are every process's
+ * recorded (@pid's profile says so), the goroutines @pid's.
+ */
+static void comments(struct session *s, struct pm_profile *p, pid_t pid, uint64_t dur)
 {
+	const struct pm_record_result *r = s->res;
+	const char *all = s->cfg->host ? " (of every process recorded: the rings are per CPU)" : "";
+	uint64_t lost = r->lost - s->ivl0.lost, thr = r->throttled - s->ivl0.throttled;
+	uint64_t smp = r->samples - s->ivl0.samples;
 	char *c;
 
-	c = xasprintf("lost %" PRIu64 " samples", s->res->lost);
+	if (s->cfg->interval > 0 &&
+	    (s->cfg->off_cpu || s->cfg->locks || s->cfg->alloc || s->cfg->wall_hz))
+		pm_prof_add_comment(p, "the comments of off-cpu, locks, alloc and --wall below count "
+				       "from the recording's start; the others are this interval's");
+	c = xasprintf("lost %" PRIu64 " samples%s", lost, all);
 	pm_prof_add_comment(p, c);
 	free(c);
-	if (s->res->lost_end) {
+	if (r->lost_end) {
 		c = xasprintf("lost %" PRIu64 " of them at the end: the rings full when the recording "
 			      "stopped, counted by the kernel (PERF_FORMAT_LOST), never in a LOST record",
-			      s->res->lost_end);
+			      r->lost_end);
 		pm_prof_add_comment(p, c);
 		free(c);
 	}
-	if (s->res->lost_end_unknown)
+	if (r->lost_end_unknown)
 		pm_prof_add_comment(p, "lost samples at the end not counted: this kernel has no "
 				       "PERF_FORMAT_LOST (Linux 6.0); a ring full when the recording "
 				       "stopped is not said");
-	if (s->res->throttled) {
+	if (thr) {
 		/* events: the kernel lowered the rate (kernel.perf_event_max_sample_rate) */
 		double secs = dur ? (double)dur / 1e9 : 0;
 
-		c = xasprintf("throttled %" PRIu64 " times: effective rate %.0f samples/s",
-			      s->res->throttled, secs > 0 ? (double)s->res->samples / secs : 0.0);
+		c = xasprintf("throttled %" PRIu64 " times: effective rate %.0f samples/s%s", thr,
+			      secs > 0 ? (double)smp / secs : 0.0, all);
 		pm_prof_add_comment(p, c);
 		free(c);
 	}
-	c = xasprintf("stacks cut: %" PRIu64 " of %" PRIu64, s->res->cut, s->res->samples);
+	c = xasprintf("stacks cut: %" PRIu64 " of %" PRIu64 "%s", r->cut - s->ivl0.cut, smp,
+		      s->cfg->host ? " (of every process recorded)" : "");
 	pm_prof_add_comment(p, c);
 	free(c);
-	gor_comment(s, p);
+	gor_comment(s, p, pid);
 	if (s->cfg->host) {
 		c = xasprintf("host-wide: %" PRIu64 " events on every CPU for every process, %" PRIu64
 			      " records of the processes not recorded dropped, state renewed %" PRIu64
 			      " times",
-			      s->res->events, s->res->foreign, s->res->renewed);
+			      r->events, r->foreign - s->ivl0.foreign, r->renewed);
 		pm_prof_add_comment(p, c);
 		free(c);
 	} else if (s->attach) {
 		c = xasprintf("attached: %" PRIu64 " threads, %" PRIu64 " events, %.1f ms",
-			      s->res->threads, s->res->events, s->res->attach_ms);
+			      r->threads, r->events, r->attach_ms);
 		pm_prof_add_comment(p, c);
 		free(c);
 	}
@@ -446,7 +460,7 @@ struct pm_profile *pm_build_profile(struct session *s, pid_t pid, uint64_t t0_wa
 	b.map_of = xcalloc(b.nmaps ? b.nmaps : 1, sizeof(*b.map_of));
 	b.map_unresolved = xcalloc(b.nmaps ? b.nmaps : 1, sizeof(bool));
 	pm_prof_set_time(b.p, (int64_t)t0_wall, (int64_t)dur);
-	comments(s, b.p, dur);
+	comments(s, b.p, pid, dur);
 	tails(s, b.p);
 
 	used = frames_used(s, b.nframes, pid);

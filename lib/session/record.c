@@ -603,6 +603,14 @@ static void cut_interval(struct session *s, struct run *r)
 
 	drain(s, &r->dr, false, r->cut_mono);
 	active = hand_over(s, r, r->cut_wall, false);
+	/* the next interval's profiles count from here (profbuild.c) */
+	s->ivl0.samples = s->res->samples;
+	s->ivl0.lost = s->res->lost;
+	s->ivl0.throttled = s->res->throttled;
+	s->ivl0.cut = s->res->cut;
+	s->ivl0.foreign = s->res->foreign;
+	pm_gor_counts_zero(s->gor);
+	pm_src_cut(s);
 	if (s->cfg->host && renew_due(s, active)) {
 		pm_ses_renew(s);
 		gor_init(s);

@@ -58,6 +58,13 @@ struct pm_attach; /* perf/attach.h */
 struct session {
 	const struct pm_record_cfg *cfg;
 	struct pm_record_result *res;
+	/*
+	 * With intervals: res's counts when the interval began (record.c's
+	 * cut), so that an interval's profile says its own (profbuild.c)
+	 */
+	struct {
+		uint64_t samples, lost, throttled, cut, foreign;
+	} ivl0;
 	bool attach, replay;
 	pid_t cmd_pid;           /* the command launched, 0 when attached */
 	/* a launched command: a source's breakpoint in it (pm_target_break()), 0 none */

@@ -181,6 +181,13 @@ void pm_src_profile_tail(struct session *s, struct pm_profile *p)
 			pm_sources[i]->profile_tail(pm_src_ctx(s, i), p);
 }
 
+void pm_src_cut(struct session *s)
+{
+	for (size_t i = 0; i < pm_nsources; i++)
+		if (pm_sources[i]->cut && src_on(s, i))
+			pm_sources[i]->cut(pm_src_ctx(s, i));
+}
+
 uint64_t pm_src_location(struct session *s, size_t i, struct pm_profile *p,
 			 const struct pm_stack_frame *f)
 {

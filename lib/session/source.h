@@ -142,6 +142,11 @@ struct pm_source {
 	/* The profile's comments after the session's own (lost, cut, attached). */
 	void (*profile_tail)(struct pm_srcctx *c, struct pm_profile *p);
 	/*
+	 * An interval ended, its profiles built (the agent's cuts): the counts
+	 * its comments give begin again, so that each interval says its own.
+	 */
+	void (*cut)(struct pm_srcctx *c);
+	/*
 	 * One aggregated stack: its samples from @v (at its values), at the
 	 * locations @locs, with the labels lab[0..nlab) (room for one more).
 	 */
@@ -183,6 +188,8 @@ void pm_src_snapshot(struct session *s, const struct pm_data_snap *sn);
 /* The profile: the hooks of every source, in table order (profbuild.c). */
 void pm_src_profile_head(struct session *s, struct pm_profile *p);
 void pm_src_profile_tail(struct session *s, struct pm_profile *p);
+/* An interval ended: every source's cut(). */
+void pm_src_cut(struct session *s);
 /* A frame of map PM_SES_SRC_MAP(@i): its location (0 none). */
 uint64_t pm_src_location(struct session *s, size_t i, struct pm_profile *p,
 			 const struct pm_stack_frame *f);

@@ -222,6 +222,13 @@ static uint64_t creation_timer(struct pm_srcctx *ctx, uint64_t now)
 	return next;
 }
 
+static void creation_cut(struct pm_srcctx *ctx)
+{
+	struct creation *st = ctx->state;
+
+	st->creations = st->bad = st->others = 0;
+}
+
 static void creation_end(struct pm_srcctx *ctx)
 {
 	struct creation *st = ctx->state;
@@ -312,4 +319,5 @@ const struct pm_source pm_src_creation = {
 	.sample = creation_sample,
 	.timer = creation_timer,
 	.profile_tail = creation_profile_tail,
+	.cut = creation_cut,
 };

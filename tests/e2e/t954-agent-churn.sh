@@ -7,7 +7,8 @@
 # what a host starting a process a second does at 128).  Every interval
 # file must be one process's alone, fleet's named (main.handle) whatever
 # the renewals, diffwork's share right across them, no frame unresolved,
-# and the state renewed at least once.  ~12 s.
+# and the state renewed at least once; each file's comments its own (the
+# goroutines' samples counted in the interval, of that process).  ~12 s.
 . "$(dirname "$0")/lib.sh"
 need_perf
 dw=$FIX/go126/diffwork
@@ -36,7 +37,7 @@ wait "$agent"
 check agent-exit test $? = 0
 sed 's/^/# agent: /' "$T/err" | tail -5
 : >"$T/dwf"
-nf=0 named=0 mixed=0
+nf=0 named=0 mixed=0 over=
 for f in "$T"/d/*.pb.gz; do
 	[ -e "$f" ] || continue
 	"$PMUPROF" report -i "$f" --folded >"$T/f" 2>/dev/null || continue
@@ -52,7 +53,15 @@ for f in "$T"/d/*.pb.gz; do
 		;;
 	esac
 	cat "$T/f" >>"$T/all"
+	# its comments are its own: the goroutines' samples in the interval's
+	# profile at most its samples (not the recording's, not every process's)
+	"$PMUPROF" report -i "$f" >"$T/r" 2>/dev/null
+	tot=$(sed -n 's/^# total samples: \([0-9]*\).*/\1/p' "$T/r")
+	gs=$(sed -n 's/^# goroutines: \([0-9]*\) samples of goroutines.*/\1/p' "$T/r")
+	[ -n "$tot" ] && [ "${gs:-0}" -le "$tot" ] || over="$over $(basename "$f"): ${gs:-?} of ${tot:-?}"
 done
+echo "# interval profiles whose goroutine count is over their samples:${over:- none}"
+check comments-own test -z "$over"
 echo "# fleet interval files: $nf, with main.handle: $named"
 check fleet-processes test "$nf" -ge 12
 # a 0.3 s process at 199 Hz on a busy host: most intervals of it hold handle samples
