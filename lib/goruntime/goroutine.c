@@ -131,14 +131,11 @@ void pm_gor_procs_zero(struct pm_gor *g)
 
 struct gproc *pm_gor_proc_of(struct pm_gor *g, pid_t pid)
 {
-	uint64_t hv = mix(g->seed, (uint64_t)(uint32_t)pid);
-	size_t pos = SIZE_MAX;
-	long i;
+	struct gproc *p = pm_gor_proc_find(g, pid);
 
-	while ((i = pm_hidx_next(&g->proc_idx, hv, &pos)) >= 0)
-		if (g->procs[i].pid == pid)
-			return &g->procs[i];
-	pm_hidx_add(&g->proc_idx, hv, (uint32_t)g->nprocs);
+	if (p)
+		return p;
+	pm_hidx_add(&g->proc_idx, mix(g->seed, (uint64_t)(uint32_t)pid), (uint32_t)g->nprocs);
 	PM_GROW(g->procs, g->capprocs, g->nprocs + 1);
 	memset(&g->procs[g->nprocs], 0, sizeof(g->procs[0]));
 	g->procs[g->nprocs].pid = pid;
