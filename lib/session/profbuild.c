@@ -160,10 +160,6 @@ static void comments(struct session *s, struct pm_profile *p, pid_t pid, uint64_
 	uint64_t smp = r->samples - s->ivl0.samples;
 	char *c;
 
-	if (s->cfg->interval > 0 &&
-	    (s->cfg->off_cpu || s->cfg->locks || s->cfg->alloc || s->cfg->wall_hz))
-		pm_prof_add_comment(p, "the comments of off-cpu, locks, alloc and --wall below count "
-				       "from the recording's start; the others are this interval's");
 	c = xasprintf("lost %" PRIu64 " samples%s", lost, all);
 	pm_prof_add_comment(p, c);
 	free(c);

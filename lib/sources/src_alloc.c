@@ -719,6 +719,14 @@ static void budget_comment(struct pm_srcctx *ctx, const struct alloc *st, struct
 	free(c);
 }
 
+/* An interval ended: its comments' counts begin again. */
+static void alloc_cut(struct pm_srcctx *ctx)
+{
+	struct alloc *st = ctx->state;
+
+	st->samples = st->bad = st->others = 0;
+}
+
 static void alloc_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
 	struct alloc *st = ctx->state;
@@ -783,5 +791,6 @@ const struct pm_source pm_src_alloc = {
 	.end = alloc_end,
 	.profile_head = alloc_profile_head,
 	.profile_tail = alloc_profile_tail,
+	.cut = alloc_cut,
 	.profile_stack = alloc_profile_stack,
 };

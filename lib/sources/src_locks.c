@@ -924,6 +924,16 @@ static void locks_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 	}
 }
 
+/* An interval ended: its comments' counts begin again. */
+static void locks_cut(struct pm_srcctx *ctx)
+{
+	struct locks *st = ctx->state;
+
+	st->samples = st->bad = st->unpaired_exit = st->lost = st->still = st->total_ns = 0;
+	st->unlabelled = st->unwatched_exit = st->others = st->nested = 0;
+	st->scaled = 0;
+}
+
 static void locks_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
 	struct locks *st = ctx->state;
@@ -1028,6 +1038,7 @@ const struct pm_source pm_src_locks = {
 	.timer = locks_timer,
 	.profile_head = locks_profile_head,
 	.profile_tail = locks_profile_tail,
+	.cut = locks_cut,
 	.profile_stack = locks_profile_stack,
 	.end = locks_end,
 };

@@ -295,6 +295,16 @@ static void offcpu_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 	}
 }
 
+/* An interval ended: its comment's counts begin again (a thread off CPU stays so). */
+static void offcpu_cut(struct pm_srcctx *ctx)
+{
+	struct offcpu *st = state(ctx);
+
+	memset(st->count, 0, sizeof(st->count));
+	memset(st->ns, 0, sizeof(st->ns));
+	st->unpaired_in = st->lost = st->bad = st->nogor = st->gone = 0;
+}
+
 static void offcpu_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
 	struct offcpu *st = state(ctx);
@@ -362,6 +372,7 @@ const struct pm_source pm_src_offcpu = {
 	.timer = offcpu_timer,
 	.profile_head = offcpu_profile_head,
 	.profile_tail = offcpu_profile_tail,
+	.cut = offcpu_cut,
 	.profile_stack = offcpu_profile_stack,
 	.end = offcpu_end,
 };

@@ -1147,6 +1147,19 @@ static void wall_profile_head(struct pm_srcctx *ctx, struct pm_profile *p)
 	pm_prof_add_sample_type(p, "wall", "nanoseconds");
 }
 
+/* An interval ended: its comments' counts begin again, the span at the last read. */
+static void wall_cut(struct pm_srcctx *ctx)
+{
+	struct wall *w = wall_of(ctx);
+
+	for (size_t i = 0; i < w->nprocs; i++)
+		w->procs[i].first = w->procs[i].last_read;
+	w->snapshots = w->goroutines = w->running = w->running_cpu = w->cpu_none = 0;
+	w->walked = w->reused = w->retried = w->torn = w->bad_bounds = w->moving = 0;
+	w->unreadable = w->cut = w->cpu_ns = w->counted = w->max_cpu_ns = w->max_interval = 0;
+	w->lists_unread = w->unread_ns = w->bad_reason = w->empty = 0;
+}
+
 static void wall_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 {
 	struct wall *w = wall_of(ctx);
@@ -1320,6 +1333,7 @@ const struct pm_source pm_src_wall = {
 	.stack_labels = wall_stack_labels,
 	.profile_head = wall_profile_head,
 	.profile_tail = wall_profile_tail,
+	.cut = wall_cut,
 	.profile_stack = wall_profile_stack,
 	.begin = wall_begin,
 	.end = wall_end,

