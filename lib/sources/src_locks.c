@@ -939,9 +939,11 @@ static void locks_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 	struct locks *st = ctx->state;
 	char *c;
 
-	st->still += st->nw;
-	while (st->nw)
-		drop(st, &st->w[st->nw - 1]);
+	/*
+	 * the waits going on are kept (locks_end() drops them): at an
+	 * agent's cut, each ends in a later interval and is counted there
+	 */
+	st->still = st->nw;
 	c = xasprintf("locks: %" PRIu64 " contended locks (sync.Mutex, RWMutex, runtime-lock sleeps), %" PRIu64
 		      " ns waited; not counted: %" PRIu64 " still waiting at the end, %" PRIu64
 		      " waiting before the start, %" PRIu64 " lost, %" PRIu64 " unreadable; %" PRIu64
