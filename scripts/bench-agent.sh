@@ -13,8 +13,8 @@
 #              namespace of its own with tracefs mounted, which it needs)
 # A profiler starts before its round (given 5 s more once it runs: the
 # agent attached, the eBPF one's programs loaded), so that a round
-# measures it running, not starting.  Prints per way the median requests a second of all
-# processes, the ratio to none, and the profiler's own cost over its
+# measures it running, not starting.  Prints per way the mean requests a second of all
+# processes over its rounds (the ways' order reversed every other round), the ratio to none, and the profiler's own cost over its
 # rounds: CPU (itself and its children, % of one core; the median), memory
 # (the sum of their RSS, and of their PSS, which counts shared pages once;
 # the maxima) and the CPU seconds it took to start (the median).
@@ -137,7 +137,12 @@ echo "# $nproc x fleet, $rounds rounds of $secs s a way ($WAYS), $(nproc) CPUs, 
 r=0
 while [ $r -lt "$rounds" ]; do
 	r=$((r + 1))
-	for way in $WAYS; do
+	# the ways forward in odd rounds, backward in even ones: the fleet's
+	# throughput drifts over a run (25 % in two minutes here, downward), and
+	# a fixed order would charge the drift to the ways that come last
+	order=$WAYS
+	[ $((r % 2)) = 0 ] && order=$(echo "$WAYS" | tr ' ' '\n' | sed '1!G;h;$!d' | tr '\n' ' ')
+	for way in $order; do
 		if [ "$way" != none ]; then
 			start_way "$way"
 			c0=$(agent_cost)
@@ -160,7 +165,9 @@ while [ $r -lt "$rounds" ]; do
 		echo "# round $r $way: $ops requests/s"
 	done
 done
-med() { awk -v w="$1" '$1 == w { print $2 }' "$d/ops" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# a way's requests a second: the mean of its rounds (with the order
+# reversed every other round, a steady drift cancels out of it)
+med() { awk -v w="$1" '$1 == w { t += $2; n++ } END { printf "%.0f\n", n ? t / n : 0 }' "$d/ops"; }
 none=$(med none)
 printf '%-10s %11s %6s %6s %6s %7s %7s %7s\n' way requests/s ratio 'CPU %' 'max %' 'RSS MB' 'PSS MB' 'start s'
 for way in $WAYS; do
