@@ -851,31 +851,26 @@ uint64_t pm_gor_late_creations(const struct pm_gor *g)
 	return g ? g->st_clate : 0;
 }
 
-void pm_gor_default_counts(struct pm_gor *g, pid_t pid, uint64_t *all, uint64_t *unknown,
+void pm_gor_default_counts(const struct pm_gor *g, pid_t pid, uint64_t *all, uint64_t *unknown,
 			   uint64_t *sys, uint64_t *root, uint64_t *bystack)
 {
-	const struct gproc *p = g && pid ? pm_gor_proc_find(g, pid) : NULL;
+	uint64_t d[D_N] = { 0 };
 
-	if (pid) {
-		*all = p ? p->d[0] : 0;
-		*unknown = p ? p->d[1] : 0;
-		*sys = p ? p->d[2] : 0;
-		*root = p ? p->d[3] : 0;
-		*bystack = p ? p->d[4] : 0;
-		return;
-	}
-	*bystack = g ? g->st_dstack : 0;
-	*all = g ? g->st_dall : 0;
-	*unknown = g ? g->st_dunknown : 0;
-	*sys = g ? g->st_dsys : 0;
-	*root = g ? g->st_droot : 0;
+	for (size_t i = 0; g && i < g->nprocs; i++)
+		if (!pid || g->procs[i].pid == pid)
+			for (size_t k = 0; k < D_N; k++)
+				d[k] += g->procs[i].d[k];
+	*all = d[D_ALL];
+	*unknown = d[D_UNKNOWN];
+	*sys = d[D_SYS];
+	*root = d[D_ROOT];
+	*bystack = d[D_BYSTACK];
 }
 
 void pm_gor_counts_zero(struct pm_gor *g)
 {
 	if (!g)
 		return;
-	g->st_dall = g->st_dunknown = g->st_dsys = g->st_droot = g->st_dstack = 0;
 	memset(g->st_chain, 0, sizeof(g->st_chain));
 	g->st_gunknown = g->st_lunknown = g->st_unwatched = g->st_clate = 0;
 	g->st_labsets = g->st_labcut = 0;
@@ -1228,7 +1223,6 @@ static int default_trusted(struct pm_gor *g, struct pm_maps *maps, pid_t pid,
 static size_t unknown_tail(struct pm_gor *g, struct pm_stacks *st, uint32_t *ids, size_t n,
 			   size_t cap)
 {
-	g->st_dunknown++;
 	if (n + 2 > cap)
 		return n;
 	if (g->o.creators)
@@ -1356,13 +1350,11 @@ static size_t default_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_s
 		    !outer_name(g, maps, pid, pcs[npcs - 1], rf, sizeof(rf)) ||
 		    strcmp(rf, "runtime.goexit") != 0)
 			return n;
-		g->st_dall++;
-		p->d[0]++;
-		p->d[1]++;
+		p->d[D_ALL]++;
+		p->d[D_UNKNOWN]++;
 		return unknown_tail(g, st, ids, n, cap);
 	}
-	g->st_dall++;
-	p->d[0]++;
+	p->d[D_ALL]++;
 	if (rc == 0) {
 		uint64_t since = held_since(g, pid, gi->g, gi->goid, 0);
 
@@ -1374,15 +1366,12 @@ static size_t default_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_s
 	if ((rc != 0 || gi->on_system_stack) && by_held_stack(g, p, pid, g->switch_bp, gi) &&
 	    root_matches(g, maps, pid, gi, pcs, npcs) != 0) {
 		g->st_bystack++;
-		g->st_dstack++;
-		p->d[4]++;
+		p->d[D_BYSTACK]++;
 		return trusted_tail(g, maps, st, p, pid, gi, ids, n, cap);
 	}
-	g->st_droot += why == TRUST_ROOT;
-	g->st_dsys += why == TRUST_SYS;
-	p->d[3] += why == TRUST_ROOT;
-	p->d[2] += why == TRUST_SYS;
-	p->d[1]++; /* unknown_tail() below */
+	p->d[D_ROOT] += why == TRUST_ROOT;
+	p->d[D_SYS] += why == TRUST_SYS;
+	p->d[D_UNKNOWN]++; /* unknown_tail() below */
 	g->st_stale += why == TRUST_STALE;
 	/*
 	 * pm_gor_last(): a goroutine's own stack, its goroutine not known, as

@@ -62,6 +62,9 @@ struct centry {
 	uint32_t chain; /* chain index + 1, 0 = none (parent-walk mode: rebuilt) */
 };
 
+/* a process's goroutine samples without the log: all, not known, why; found by stack */
+enum { D_ALL, D_UNKNOWN, D_SYS, D_ROOT, D_BYSTACK, D_N };
+
 struct gproc {
 	pid_t pid;
 	int state; /* 0 unknown, 1 on, -1 off */
@@ -77,8 +80,8 @@ struct gproc {
 	struct pm_gor_layout l;
 	const struct pm_map *gomap; /* the Go binary's mapping the layout came from */
 	uint64_t allgs_at; /* runtime.allgs in the binary (pm_gor_allgs), 0 = not looked up */
-	/* its samples without the log (pm_gor_default_counts()): all, unknown, sys, root, by stack */
-	uint64_t d[5];
+	/* its samples without the log (pm_gor_default_counts()), by D_* */
+	uint64_t d[D_N];
 };
 
 struct seen {
@@ -208,8 +211,6 @@ struct pm_gor {
 	size_t ncnodes, capcnodes;
 	struct pm_hidx cnode_idx;
 	uint64_t st_created, st_chain[CH_NGOR], st_gunknown, st_lunknown, st_bystack, st_snap, st_clate;
-	/* without the log: goroutine samples, those whose goroutine was not known, why */
-	uint64_t st_dall, st_dunknown, st_dsys, st_droot, st_dstack;
 	/* runtime.allgs read short: times, and the most entries left out at once */
 	uint64_t st_allgs_cut, st_allgs_max_cut;
 	/* label sets read, those read cut (labels past PM_GOR_MAX_LABELS, long strings) */

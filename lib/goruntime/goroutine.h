@@ -301,7 +301,7 @@ void pm_gor_creator_counts(const struct pm_gor *g, uint64_t *complete, uint64_t 
  * the system stack whose goroutine was found by the stack it switched
  * from.  Of process @pid's samples; 0: of all.
  */
-void pm_gor_default_counts(struct pm_gor *g, pid_t pid, uint64_t *all, uint64_t *unknown,
+void pm_gor_default_counts(const struct pm_gor *g, pid_t pid, uint64_t *all, uint64_t *unknown,
 			   uint64_t *sys, uint64_t *root, uint64_t *bystack);
 /*
  * An interval ended (its profiles built): the counts above, the creator
