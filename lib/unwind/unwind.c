@@ -517,6 +517,29 @@ static size_t check_switch(struct pm_unw *u, const struct pm_unw_input *in,
 }
 
 /*
+ * Does return address @ra follow a direct call (E8 rel32) of the function
+ * holding @pc?  Code is read through read_mem: text does not change after
+ * the sample, a stack slot may.  Seen on tests/go/pgo: a SIGPROF handler's
+ * sample interrupted the frameless main.mix, and [SP] read later held the
+ * return address of hotLoop's interface call made since, not the one into
+ * step, inlined in hotLoop, that called mix.
+ */
+static bool called_from(struct pm_unw *u, const struct pm_unw_input *in, uint64_t pc,
+			uint64_t ra)
+{
+	struct pm_unw_func f;
+	uint8_t b[5];
+	int32_t rel;
+
+	if (!in->read_mem || ra < sizeof(b) || pm_unw_lookup(u, pc, &f) < 0 ||
+	    in->read_mem(in->read_arg, ra - sizeof(b), b, sizeof(b)) != 0 || b[0] != 0xe8)
+		return false;
+	rel = (int32_t)((uint32_t)b[1] | (uint32_t)b[2] << 8 | (uint32_t)b[3] << 16 |
+			(uint32_t)b[4] << 24);
+	return ra + (uint64_t)(int64_t)rel == f.entry;
+}
+
+/*
  * The walk crossed a signal frame: pcs[sig_n - 1] is the interrupted pc
  * (from the kernel's frame, in the copy), the frames after it were read
  * from the interrupted stack, past the copy, later than the sample.  The
@@ -529,6 +552,11 @@ static size_t check_switch(struct pm_unw *u, const struct pm_unw_input *in,
  * once) and the walk is cut after the interrupted pc.  Seen on
  * tests/go/shortlived: a SIGURG handler's sample put a burnB goroutine's
  * frames under the interrupted goroutine's creators.
+ *
+ * The chain's first return address past the handler is the interrupted
+ * function's own only when that function had its frame pointer saved at
+ * the interrupted pc; a frameless leaf's (or one in its prologue) is read
+ * from [SP] after the sample, and is cut unless attested.
  */
 static size_t check_signal(struct pm_unw *u, const struct pm_unw_input *in, uint64_t *pcs,
 			   size_t sig_n, size_t n, unsigned *status)
@@ -546,7 +574,8 @@ static size_t check_signal(struct pm_unw *u, const struct pm_unw_input *in, uint
 		c++;
 	if (c >= in->chain_len)
 		return n; /* the callchain does not go past the handler: nothing to check */
-	if (chain_among(in, c, pcs, j, n))
+	if (chain_among(in, c, pcs, j, n) &&
+	    (in->chain[c] == pcs[sig_n] || called_from(u, in, pcs[sig_n - 1] - 1, pcs[sig_n])))
 		return n;
 	*status = (*status & (PM_UNW_SAW_MAIN | PM_UNW_SIGFRAME | PM_UNW_SWITCHED)) |
 		  PM_UNW_MOVED_ON | PM_UNW_CUT;

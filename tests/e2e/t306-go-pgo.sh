@@ -14,7 +14,7 @@
 # in main.step, an inlined frame; main.blend in main.warmLoop; the Shape
 # interface call devirtualized to (*square).Area) and no call site of
 # main.cold.  The start lines of every main function both profiles hold
-# must agree.
+# must agree, and pmuprof must give each function one.
 . "$(dirname "$0")/lib.sh"
 need_perf
 G=$(cat "$FIX/go126.go" 2>/dev/null)
@@ -55,6 +55,11 @@ sed 's/^/# pmuprof:       /' "$T/pm.dec"
 if cmp -s "$T/pm.dec" "$T/rp.dec"; then
 	pass pgo-same-decisions
 else
+	# what the compiler saw: the callers of the hot leaves in each profile
+	for p in pm rp; do
+		"$G" tool pprof -peek 'main\.(mix|blend)$' "$T/$p.pb.gz" 2>/dev/null |
+			grep -E '^ +[0-9.]+[a-z]* +[0-9.]+%' | sed "s/^/# $p peek: /" | head -12
+	done
 	fail pgo-same-decisions "$(diff "$T/rp.dec" "$T/pm.dec" | grep '^[<>]' | tr '\n' '|')"
 fi
 miss=
@@ -72,6 +77,10 @@ starts() {
 }
 starts "$T/pm.pb.gz" >"$T/pm.s"
 starts "$T/rp.pb.gz" >"$T/rp.s"
+# one function, one start line: a second would key PGO's edges wrongly
+dup=$(awk '{ n[$1]++ } n[$1] == 2 { printf " %s", $1 }' "$T/pm.s")
+[ -z "$dup" ] || fail start-lines-one "functions with two start lines in pmuprof's profile:$dup ($(tr '\n' ' ' <"$T/pm.s"))"
+[ -n "$dup" ] || pass start-lines-one
 both=$(awk 'NR == FNR { s[$1] = $2; next } ($1 in s) { n++; if (s[$1] != $2 || $2 == 0) bad = bad " " $1 ":" s[$1] "/" $2 } END { print n + 0, bad }' "$T/pm.s" "$T/rp.s")
 set -- $both
 echo "# start lines compared: $1 functions of main"

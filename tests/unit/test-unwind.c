@@ -583,6 +583,68 @@ static int test_signal_frame(void)
 	return PM_PASS;
 }
 
+/* Code at 0x202b: a call (E8 rel32) of @callee_at, returning to 0x2030. */
+static uint64_t callee_at;
+
+static int read_code(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	int32_t rel = (int32_t)(callee_at - 0x2030);
+	uint8_t b[5] = { 0xe8 };
+
+	(void)arg;
+	if (addr != 0x202b || len != sizeof(b))
+		return -EFAULT;
+	memcpy(b + 1, &rel, 4);
+	memcpy(buf, b, len);
+	return 0;
+}
+
+/*
+ * A signal interrupted A at its entry, frameless: its return address into
+ * B is read from [SP], after the sample, and the kernel's callchain (frame
+ * pointers) skips it.  It stays only where the call before it calls A;
+ * else (a slot reused since, an indirect call, no code to read) the walk
+ * is cut after the interrupted pc.  Where A had its frame, the callchain
+ * holds it.
+ */
+static int test_signal_frameless_caller(void)
+{
+	uint8_t st[0x600] = { 0 };
+	uint64_t pcs[16], mc = SP + 0x18 + 40, chain[2] = { 0x6210, 0x3001 };
+	uint64_t chain_fp[3] = { 0x6210, 0x2030, 0x3001 };
+	struct pm_unw_input in = { .ip = 0x6210, .sp = SP, .stack = st, .stack_len = sizeof(st),
+				   .chain = chain, .chain_len = 2, .read_mem = read_code };
+	int calls = 0;
+	struct pm_unw *u = pm_unw_new(lookup_rt, &calls);
+	unsigned status;
+
+	put(st, SP + 0x10, 0x6300);       /* sigtramp returns into sigreturn */
+	put(st, mc + 16 * 8, 0x1000);     /* sigcontext.rip: A's entry */
+	put(st, mc + 15 * 8, SP + 0x400); /* sigcontext.rsp */
+	put(st, SP + 0x400, 0x2030);      /* [SP]: the return into B */
+	put(st, SP + 0x408 + 0x10, 0x3001);
+	callee_at = 0x1000;
+	CHECK_INT(pm_unw_walk(u, &in, pcs, 16, &status), 4);
+	CHECK_INT(pcs[2], 0x2030);
+	CHECK(status & PM_UNW_COMPLETE);
+	/* the call before 0x2030 calls another function: a slot reused since */
+	callee_at = 0x5000;
+	CHECK_INT(pm_unw_walk(u, &in, pcs, 16, &status), 2);
+	CHECK_INT(pcs[1], 0x1001);
+	CHECK(status & PM_UNW_CUT);
+	/* no code to read: not attested */
+	in.read_mem = NULL;
+	CHECK_INT(pm_unw_walk(u, &in, pcs, 16, &status), 2);
+	CHECK(status & PM_UNW_CUT);
+	/* the callchain holds the return into B (A had its frame): kept */
+	in.chain = chain_fp;
+	in.chain_len = 3;
+	CHECK_INT(pm_unw_walk(u, &in, pcs, 16, &status), 4);
+	CHECK(!(status & PM_UNW_CUT));
+	pm_unw_free(u);
+	return PM_PASS;
+}
+
 /* The target's memory behind the copy: one page at SP, as it is "now". */
 static uint8_t live[4096];
 
@@ -679,6 +741,7 @@ static const struct pm_test tests[] = {
 	{ "vdso-leaf", test_vdso_leaf },
 	{ "schedule-switch", test_schedule_switch },
 	{ "signal-frame", test_signal_frame },
+	{ "signal-frameless-caller", test_signal_frameless_caller },
 	{ NULL, NULL },
 };
 
