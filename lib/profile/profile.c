@@ -421,9 +421,7 @@ static uint64_t loc_hash(const struct pm_profile *p, const struct pm_prof_loc *k
 	uint64_t w[2] = { k->mapping_id, k->address };
 	uint64_t h = pm_hash(w, sizeof(w), p->seed);
 
-	if (!k->address)
-		h = pm_hash(k->lines, k->nlines * sizeof(*k->lines), h);
-	return h;
+	return pm_hash(k->lines, k->nlines * sizeof(*k->lines), h);
 }
 
 static bool loc_eq(const struct pm_profile *p, size_t idx, const void *key)
@@ -431,11 +429,7 @@ static bool loc_eq(const struct pm_profile *p, size_t idx, const void *key)
 	const struct pm_prof_loc *l = svec_at(&p->locs, idx);
 	const struct pm_prof_loc *k = key;
 
-	if (l->mapping_id != k->mapping_id || l->address != k->address)
-		return false;
-	if (k->address)
-		return true;
-	if (l->nlines != k->nlines)
+	if (l->mapping_id != k->mapping_id || l->address != k->address || l->nlines != k->nlines)
 		return false;
 	for (size_t i = 0; i < k->nlines; i++)
 		if (l->lines[i].func_id != k->lines[i].func_id ||

@@ -83,7 +83,11 @@ void pm_prof_mapping_flags(struct pm_profile *p, uint64_t id, bool functions, bo
 			   bool lines, bool inl);
 uint64_t pm_prof_func(struct pm_profile *p, const char *name, const char *system_name,
 		      const char *file, int64_t start_line);
-/* Interned by (mapping_id, address) when address != 0, else by the lines. */
+/*
+ * Interned by (mapping_id, address, lines): one address with other lines
+ * (a profile read in that has them) is another location, never the first
+ * one's lines.
+ */
 uint64_t pm_prof_loc(struct pm_profile *p, uint64_t mapping_id, uint64_t address,
 		     const struct pm_prof_line *lines, size_t nlines);
 

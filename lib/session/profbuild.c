@@ -34,6 +34,17 @@ struct kstate {
 	bool tried;
 };
 
+/*
+ * A frame's address in the profile: a return address less one, inside its
+ * call instruction, as runtime/pprof writes them and the format says, so
+ * that a sample that stopped at the instruction after a call (the same
+ * address) is a location of its own, with its own lines.
+ */
+static uint64_t frame_addr(const struct pm_stack_frame *f)
+{
+	return f->addr && f->is_return ? f->addr - 1 : f->addr;
+}
+
 static uint64_t kernel_loc(struct pm_profile *p, const struct pm_stack_frame *f, struct kstate *k)
 {
 	struct pm_prof_line line;
@@ -54,12 +65,12 @@ static uint64_t kernel_loc(struct pm_profile *p, const struct pm_stack_frame *f,
 		pm_ksyms_range(k->ks, &lo, &hi);
 		k->map = pm_prof_mapping(p, lo, hi ? hi : UINT64_MAX, 0, "[kernel.kallsyms]", "");
 	}
-	name = pm_ksyms_find(k->ks, f->addr - (f->is_return ? 1 : 0), NULL);
+	name = pm_ksyms_find(k->ks, frame_addr(f), NULL);
 	if (!name)
-		return pm_prof_loc(p, k->map, f->addr, NULL, 0);
+		return pm_prof_loc(p, k->map, frame_addr(f), NULL, 0);
 	line.func_id = pm_prof_func(p, name, name, "", 0);
 	line.line = 0;
-	return pm_prof_loc(p, k->map, f->addr, &line, 1);
+	return pm_prof_loc(p, k->map, frame_addr(f), &line, 1);
 }
 
 /*
@@ -253,7 +264,7 @@ static void binary_loc(struct build *b, size_t i, const struct pm_stack_frame *f
 						fr[k].start_line);
 		lines[k].line = fr[k].line;
 	}
-	b->loc_of[i] = pm_prof_loc(p, mid, f->addr, lines, nf);
+	b->loc_of[i] = pm_prof_loc(p, mid, frame_addr(f), lines, nf);
 	if (b->hid && nf) {
 		struct hide *h = &b->hid[i];
 

@@ -14,7 +14,11 @@
 # in main.step, an inlined frame; main.blend in main.warmLoop; the Shape
 # interface call devirtualized to (*square).Area) and no call site of
 # main.cold.  The start lines of every main function both profiles hold
-# must agree, and pmuprof must give each function one.
+# must agree, and pmuprof must give each function one.  Every address of
+# main's code in both profiles must hold the same lines (a caller's at its
+# return address less one, as runtime/pprof writes it: a sample that
+# stopped at the instruction after a call must not lend that call's
+# location its own lines), the call of mix in the inlined step among them.
 . "$(dirname "$0")/lib.sh"
 need_perf
 G=$(cat "$FIX/go126.go" 2>/dev/null)
@@ -89,4 +93,26 @@ if [ "$1" -ge 5 ] && [ $# -eq 1 ]; then
 else
 	shift
 	fail start-lines "pmuprof/runtime-pprof: $*"
+fi
+
+# locations: the address and the lines (function:line, inlined first) of each of main's
+locs() {
+	"$G" tool pprof -raw "$1" 2>/dev/null | awk '/^Locations/ { l = 1; next } /^Mappings/ { l = 0 }
+		!l { next }
+		$2 ~ /^0x/ { if (a != "") print a, v; a = $2; v = ""; f = 3 + ($3 ~ /^M=/) }
+		$1 !~ /:$/ { f = 1 }
+		{ n = split($(f + 1), fl, ":"); v = v (v == "" ? "" : "|") $f ":" fl[n - 1]; f = 0 }
+		END { if (a != "") print a, v }' | grep ' main\.' | LC_ALL=C sort
+}
+locs "$T/pm.pb.gz" >"$T/pm.l"
+locs "$T/rp.pb.gz" >"$T/rp.l"
+LC_ALL=C join "$T/pm.l" "$T/rp.l" >"$T/both.l"
+nb=$(wc -l <"$T/both.l")
+bad=$(awk '$2 != $3 { printf " %s pmuprof %s runtime/pprof %s;", $1, $2, $3 }' "$T/both.l" | head -c 600)
+call=$(awk '$2 == $3 && $2 ~ /^main\.step:[0-9]+\|main\.hotLoop:[0-9]+$/' "$T/both.l" | wc -l)
+echo "# locations: $nb addresses of main's in both profiles, $call of them the call of mix in step"
+if [ -z "$bad" ] && [ "$nb" -ge 20 ] && [ "$call" -ge 1 ]; then
+	pass locations-as-runtime-pprof
+else
+	fail locations-as-runtime-pprof "$nb in both, $call the call in step:$bad"
 fi

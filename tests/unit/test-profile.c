@@ -116,22 +116,25 @@ static int test_locations(void)
 	uint64_t a, b, c, d, e, g;
 
 	a = pm_prof_loc(p, m, 0x401000, l1, 2);
-	b = pm_prof_loc(p, m, 0x401000, l2, 1); /* same address: same location */
+	b = pm_prof_loc(p, m, 0x401000, l2, 1); /* same address, other lines: another */
 	c = pm_prof_loc(p, m, 0x401004, l2, 1);
 	d = pm_prof_loc(p, 0, 0, l2, 1); /* no address: by the lines */
 	e = pm_prof_loc(p, 0, 0, l2, 1);
 	g = pm_prof_loc(p, 0, 0, l1, 2);
 	CHECK_INT(a, 1);
-	CHECK_INT(b, 1);
-	CHECK_INT(c, 2);
-	CHECK_INT(d, 3);
-	CHECK_INT(e, 3);
-	CHECK_INT(g, 4);
-	CHECK_INT(pm_prof_loc(p, 0, 0, l1, 1), 5); /* a prefix is not the same */
-	CHECK_INT(pm_prof_loc(p, 0, 0, NULL, 0), 6);
-	CHECK_INT(pm_prof_loc(p, 0, 0, NULL, 0), 6);
-	CHECK_INT(pm_prof_loc(p, m, 0, NULL, 0), 7);
-	CHECK_INT(pm_prof_nlocs(p), 7);
+	CHECK_INT(b, 2);
+	CHECK_INT(c, 3);
+	CHECK_INT(d, 4);
+	CHECK_INT(e, 4);
+	CHECK_INT(g, 5);
+	CHECK_INT(pm_prof_loc(p, m, 0x401000, l1, 2), 1); /* same address and lines: the same */
+	CHECK_INT(pm_prof_loc(p, m, 0x401000, l2, 1), 2);
+	CHECK_INT(pm_prof_loc(p, 0, 0, l1, 1), 6); /* a prefix is not the same */
+	CHECK_INT(pm_prof_loc(p, 0, 0, NULL, 0), 7);
+	CHECK_INT(pm_prof_loc(p, 0, 0, NULL, 0), 7);
+	CHECK_INT(pm_prof_loc(p, m, 0, NULL, 0), 8);
+	CHECK_INT(pm_prof_loc(p, m, 0x401000, NULL, 0), 9);
+	CHECK_INT(pm_prof_nlocs(p), 9);
 	loc = pm_prof_loc_by_id(p, a);
 	CHECK_INT(loc->nlines, 2);
 	CHECK_INT(loc->lines[0].func_id, fa); /* inlined callee first, as given */
@@ -140,7 +143,7 @@ static int test_locations(void)
 	CHECK_INT(loc->address, 0x401000);
 	l1[0].line = 99; /* copied, not borrowed */
 	CHECK_INT(loc->lines[0].line, 5);
-	CHECK(pm_prof_loc_by_id(p, 8) == NULL);
+	CHECK(pm_prof_loc_by_id(p, 10) == NULL);
 	CHECK(pm_prof_loc_by_id(p, 0) == NULL);
 	pm_prof_free(p);
 	return PM_PASS;
