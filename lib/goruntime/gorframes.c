@@ -1352,6 +1352,15 @@ static size_t default_sample(struct pm_gor *g, struct pm_maps *maps, struct pm_s
 			return n;
 		p->d[D_ALL]++;
 		p->d[D_UNKNOWN]++;
+		/*
+		 * pm_gor_last(): the sample's own copy, to runtime.goexit, is a
+		 * goroutine's stack: its thread served one (not idle), which is
+		 * not known, as for one that left its thread (off-CPU keeps the
+		 * time under the stack; a thread blocked in fsync read after it
+		 * ran again lost it)
+		 */
+		if (!(g->unw_status & PM_UNW_SWITCHED))
+			g->last_rc = -ESTALE;
 		return unknown_tail(g, st, ids, n, cap);
 	}
 	p->d[D_ALL]++;

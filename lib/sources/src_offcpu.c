@@ -200,7 +200,11 @@ static void offcpu_sample(struct pm_srcctx *ctx, size_t ev, const struct pm_rec_
 		 : rc == 0     ? (sys ? CL_SYS : CL_STACK)
 		 : rc == 1 || rc == -ENOTSUP || rc == -ESTALE ? CL_STACK
 							      : CL_UNKNOWN;
-	/* -ESTALE: a goroutine's stack held SP, but it has left its m since: not idle */
+	/*
+	 * -ESTALE: a goroutine's stack held SP, but it has left its m since, or
+	 * nothing validated it but the walk of the sample's own copy ends in
+	 * runtime.goexit: a goroutine's time, not idle
+	 */
 	st->nogor += rc == -ESTALE;
 	if (t->cls == CL_SYS || t->cls == CL_IDLE) {
 		/*
@@ -314,7 +318,7 @@ static void offcpu_profile_tail(struct pm_srcctx *ctx, struct pm_profile *p)
 	for (size_t i = 0; i < st->nthr; i++)
 		st->still += st->thr[i].out;
 	c = xasprintf("off-cpu: %" PRIu64 " times blocked, %.3f s off CPU in the profile (%" PRIu64
-		      " without their goroutine: it had moved on when read); left "
+		      " without their goroutine: it had moved on when read, or nothing validated it); left "
 		      "out: %" PRIu64 " preempted (runnable, %.3f s), %" PRIu64
 		      " idle runtime threads (no goroutine, %.3f s), %" PRIu64
 		      " whose goroutine is not known (read after the thread ran again, or not "

@@ -2,16 +2,20 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "goruntime/goroutine.h"
+#include "symbols/elfimg.h"
+#include "symbols/gopclntab.h"
 #include "symbols/maps.h"
 #include "profile/profile.h"
 #include "profile/stacks.h"
 #include "symbols/symtab.h"
 #include "test.h"
 #include "base/util.h"
+#include "unwind/unwind.h"
 
 /* ---- a fake target: a few regions ---- */
 
@@ -501,6 +505,74 @@ static int test_sample_empty_chain(void)
 	return PM_PASS;
 }
 
+/* The entry of @name in the Go binary @path; 0 when it cannot be read. */
+static uint64_t go_entry(const char *path, const char *name)
+{
+	struct pm_elf *e = pm_elf_open(path);
+	struct pm_go *go = NULL;
+	uint64_t pc = 0;
+	long i;
+
+	if (e && pm_go_open(&go, e) == 0 && (i = pm_go_func_by_name(go, name)) >= 0)
+		pc = pm_go_func_entry(go, i);
+	pm_go_free(go);
+	pm_elf_free(e);
+	return pc;
+}
+
+/*
+ * A sample whose goroutine nothing validates (R14 unreadable, the thread's
+ * m unknown) but whose own stack copy the walk took to runtime.goexit: its
+ * thread served a goroutine (an off-CPU sample keeps its time, as for one
+ * that left its thread: -ESTALE); not where the walk crossed onto another
+ * stack (read after the sample) or stopped short of a goroutine's bottom.
+ */
+static int test_sample_goroutine_stack_unknown(void)
+{
+	char *bin = realpath(pm_test_fixture("go/symtest"), NULL); /* (a mapping's path is absolute) */
+	uint64_t pcs[2] = { 0, 0 };
+	struct pm_gor_layout l;
+	struct pm_stacks *st;
+	struct pm_maps *maps;
+	uint32_t ids[8];
+	struct pm_gor *g;
+	int rc = PM_PASS;
+
+	if (bin) {
+		pcs[0] = go_entry(bin, "main.main") + 1;
+		pcs[1] = go_entry(bin, "runtime.goexit") + 1;
+	}
+	if (pcs[0] <= 1 || pcs[1] <= 1) {
+		free(bin);
+		SKIP("no Go fixture %s (scripts/fixtures.sh)", pm_test_fixture("go/symtest"));
+	}
+	st = pm_stacks_new(1);
+	maps = pm_maps_new();
+	pm_gor_layout_version("go1.19.8", &l);
+	fake_world(&l, false);
+	g = fake_gor(&l);
+	pm_maps_add_file(maps, 1, 0x400000, 0x83000, 0, bin, NULL);
+	for (int k = 0; k < 3 && rc == PM_PASS; k++) {
+		struct pm_gor_walk w = {
+			.pid = 1, .tid = TID, .r14 = 0x300000, .sp = STK + 0x10, .pcs = pcs,
+			.npcs = k == 2 ? 1 : 2,
+			.status = PM_UNW_COMPLETE | (k == 1 ? PM_UNW_SWITCHED : 0),
+		};
+		size_t n = pm_gor_sample(g, maps, st, &w, ids, 0, 8);
+
+		if (pm_gor_last(g, NULL) != (k == 0 ? -ESTALE : -EINVAL) || (n > 0) != (k != 2)) {
+			fprintf(stderr, "  case %d: pm_gor_last %d, %zu tag frames\n", k,
+				pm_gor_last(g, NULL), n);
+			rc = PM_FAIL;
+		}
+	}
+	pm_gor_free(g);
+	pm_stacks_free(st);
+	pm_maps_free(maps);
+	free(bin);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct pm_test tests[] = {
@@ -516,6 +588,7 @@ int main(int argc, char **argv)
 		{ "labels_hostile", test_labels_hostile },
 		{ "layout_vetted", test_layout_vetted },
 		{ "sample_empty_chain", test_sample_empty_chain },
+		{ "sample_goroutine_stack_unknown", test_sample_goroutine_stack_unknown },
 		{ NULL, NULL },
 	};
 

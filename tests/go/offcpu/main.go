@@ -96,17 +96,21 @@ func threadCPU() int64 {
 	return ts.Nano()
 }
 
-// the windows nest: the wall time's holds the CPU time's, which holds the run queue's
+// the windows nest: the run queue's holds the wall time's, which holds the
+// CPU time's, so that NS - CPU is at least the time off CPU in the wall
+// window and RUNQ at least its part on a run queue (a thread preempted
+// while it reads schedstat, out of the run queue's window but in the wall
+// time's, made NS - CPU - RUNQ more than the time blocked)
 func (m *meter) start() (time.Time, int64, int64) {
+	q := threadRunq()
 	t := time.Now()
-	c := threadCPU()
-	return t, c, threadRunq()
+	return t, threadCPU(), q
 }
 
 func (m *meter) stop(t time.Time, c, q int64) {
-	m.runq += threadRunq() - q
 	m.cpu += threadCPU() - c
 	m.ns += int64(time.Since(t))
+	m.runq += threadRunq() - q
 }
 
 //go:noinline
