@@ -11,7 +11,10 @@
 # preempted, which is not blocked: left out).  Checked on each profile:
 #   - the off-CPU time of the stacks through main.pipeReader / syscall.Fsync
 #     between the time blocked (call less CPU less run queue) and the time
-#     off CPU (call less CPU), 10 % off either, and at least 90 % of it under a kernel
+#     off CPU (call less CPU), 10 % off either (pmuprof's block starts at
+#     the switch record, after the sample's stack copy, which no thread's CPU
+#     clock is charged: the fixture counts it off CPU, 15-30 us a switch,
+#     1-3 % under the lower bound), and at least 90 % of it under a kernel
 #     frame of the pipe read (a function named *pipe*) / of fsync (*fsync* or
 #     *sync_file*), under "schedule";
 #   - the reader's goroutine id and label as the fixture printed them;
