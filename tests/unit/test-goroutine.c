@@ -551,7 +551,9 @@ static int test_sample_goroutine_stack_unknown(void)
 	pm_gor_layout_version("go1.19.8", &l);
 	fake_world(&l, false);
 	g = fake_gor(&l);
-	pm_maps_add_file(maps, 1, 0x400000, 0x83000, 0, bin, NULL);
+	/* the text from its first page (a non-PIE Go binary) past both pcs, whatever its size */
+	pm_maps_add_file(maps, 1, 0x400000, ((pcs[0] > pcs[1] ? pcs[0] : pcs[1]) | 0xfff) + 1 - 0x400000,
+			 0, bin, NULL);
 	for (int k = 0; k < 3 && rc == PM_PASS; k++) {
 		struct pm_gor_walk w = {
 			.pid = 1, .tid = TID, .r14 = 0x300000, .sp = STK + 0x10, .pcs = pcs,
